@@ -1,0 +1,159 @@
+"""Matches between players: batched games, win/draw/loss, score and Elo with intervals.
+
+A player is a pure function `player(params, states [B], key) -> actions [B] int32`, so
+AlphaZero agents, the pure-MCTS baseline and the random player are interchangeable and a
+whole match is one jittable function.
+"""
+
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from azjax.games import Game, State
+from azjax.search import SearchOutput, mask_logits
+from azjax.types import Array, PRNGKey
+
+Player = Callable[[Any, State, PRNGKey], Array]
+
+
+def random_player(game: Game) -> Player:
+    """Plays a uniformly random legal move."""
+
+    def play(params, states: State, key: PRNGKey) -> Array:
+        del params
+        logits = mask_logits(jnp.zeros(states.legal_action_mask.shape), states.legal_action_mask)
+        return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+
+    return play
+
+
+def search_player(search: Callable[..., SearchOutput]) -> Player:
+    """Plays the move chosen by a searcher (an AlphaZero agent or the pure-MCTS baseline)."""
+
+    def play(params, states: State, key: PRNGKey) -> Array:
+        return search(params, states, key).action
+
+    return play
+
+
+class MatchResult(NamedTuple):
+    """Outcomes of a match from player A's view."""
+
+    outcomes: Array  # [G] float32, +1 A won, 0 draw, -1 A lost
+    a_first: Array  # [G] bool, whether A moved first in that game
+    lengths: Array  # [G] int32 plies
+
+
+def make_match(
+    game: Game, player_a: Player, player_b: Player, *, num_games: int, opening_plies: int = 0
+) -> Callable[[Any, Any, PRNGKey], MatchResult]:
+    """Builds `match(params_a, params_b, key) -> MatchResult` for `num_games` (even) games.
+
+    A moves first in the first half of the games and second in the other half. At every ply
+    each player moves in exactly one half (all games of a half share the player to move), so
+    nobody's search runs on positions where the other side is to move.
+
+    Args:
+      opening_plies: that many uniformly random moves open every game (varies the games
+        between two deterministic players).
+    """
+    if num_games % 2:
+        raise ValueError(f"num_games must be even, got {num_games}")
+    half = num_games // 2
+    opening = random_player(game)
+
+    def match(params_a, params_b, key: PRNGKey) -> MatchResult:
+        init_key, play_key = jax.random.split(key)
+        states = jax.vmap(game.init)(jax.random.split(init_key, num_games))
+
+        def take(tree, start):
+            return jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, start, half), tree)
+
+        def ply(carry, xs):
+            states, returns = carry
+            ply_index, ply_key = xs
+            a_key, b_key, opening_key = jax.random.split(ply_key, 3)
+            # Even plies: A moves in the first half; odd plies: in the second half.
+            a_start = jnp.where(ply_index % 2 == 0, 0, half)
+            b_start = half - a_start
+            a_actions = player_a(params_a, take(states, a_start), a_key)
+            b_actions = player_b(params_b, take(states, b_start), b_key)
+            actions = jnp.where(
+                jnp.arange(num_games) // half == a_start // half,
+                jnp.tile(a_actions, 2),
+                jnp.tile(b_actions, 2),
+            )
+            random_actions = opening(None, states, opening_key)
+            actions = jnp.where(ply_index < opening_plies, random_actions, actions)
+            states = jax.vmap(game.step)(states, actions)
+            return (states, returns + states.rewards), None
+
+        init_carry = (states, jnp.zeros((num_games, 2), jnp.float32))
+        num_plies = game.max_episode_length
+        (states, returns), _ = jax.lax.scan(
+            ply, init_carry, (jnp.arange(num_plies), jax.random.split(play_key, num_plies))
+        )
+        a_first = jnp.arange(num_games) < half
+        outcomes = jnp.where(a_first, returns[:, 0], returns[:, 1])
+        return MatchResult(outcomes=jnp.sign(outcomes), a_first=a_first, lengths=states.step_count)
+
+    return match
+
+
+class Summary(NamedTuple):
+    """Win/draw/loss counts and derived statistics for player A."""
+
+    wins: int
+    draws: int
+    losses: int
+    score: float  # (wins + draws / 2) / games
+    score_low: float  # 95% confidence interval of the score
+    score_high: float
+    elo: float  # Elo difference A - B implied by the score
+    elo_low: float
+    elo_high: float
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    def format(self) -> str:
+        def elo(x):
+            return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+
+        return (
+            f"{self.wins} wins, {self.draws} draws, {self.losses} losses in {self.games} games; "
+            f"score {self.score:.3f} (95% CI {self.score_low:.3f}-{self.score_high:.3f}), "
+            f"Elo {elo(self.elo)} ({elo(self.elo_low)} to {elo(self.elo_high)})"
+        )
+
+
+def elo_from_score(score: float) -> float:
+    """Elo difference for an expected score in [0, 1] (infinite at 0 and 1)."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def summarize(outcomes) -> Summary:
+    """Score with a 95% Wilson interval (draws count half) and the Elo it implies."""
+    outcomes = [float(x) for x in outcomes]
+    games = len(outcomes)
+    wins = sum(x > 0 for x in outcomes)
+    losses = sum(x < 0 for x in outcomes)
+    draws = games - wins - losses
+    score = (wins + 0.5 * draws) / games
+    z = 1.96
+    denominator = 1 + z * z / games
+    center = (score + z * z / (2 * games)) / denominator
+    margin = z * math.sqrt(score * (1 - score) / games + z * z / (4 * games * games)) / denominator
+    low, high = max(0.0, center - margin), min(1.0, center + margin)
+    return Summary(
+        wins, draws, losses, score, low, high,
+        elo_from_score(score), elo_from_score(low), elo_from_score(high),
+    )

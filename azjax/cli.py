@@ -1,0 +1,199 @@
+"""The `azjax` command line: train, evaluate, play, bench, games.
+
+    azjax train --config experiments/connect_four.py --workdir runs/c4 \
+        --config.search.num_simulations=32
+    azjax evaluate --workdir runs/c4 --opponent mcts:800 --games 200
+    azjax play --workdir runs/c4
+    azjax bench --game connect_four
+
+User mistakes (unknown game or key, bad value, missing or corrupt checkpoint, illegal move)
+print one line to stderr and exit with status 2.
+"""
+
+import argparse
+import sys
+
+
+def _split_overrides(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Separates `--config.a.b=value` (or `--config.a.b value`) from the other arguments."""
+    rest, overrides, index = [], {}, 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg.startswith("--config."):
+            key, sep, value = arg[len("--config."):].partition("=")
+            if not sep:
+                if index + 1 >= len(argv):
+                    from azjax.types import UserError  # noqa: PLC0415
+
+                    raise UserError(f"config override {arg} needs a value")
+                value = argv[index + 1]
+                index += 1
+            overrides[key] = value
+        else:
+            rest.append(arg)
+        index += 1
+    return rest, overrides
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="azjax", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command")
+
+    train = commands.add_parser("train", help="train an agent (resumes an existing workdir)")
+    train.add_argument("--config", default=None,
+                       help="experiment file with get_config() (default: connect_four)")
+    train.add_argument("--workdir", default=None, help="run directory (default: runs/<name>)")
+    train.add_argument("--allow-config-change", action="store_true",
+                       help="resume a workdir even though its saved config differs")
+    train.add_argument("--devices", type=int, default=None, help="use the first N devices")
+
+    evaluate = commands.add_parser("evaluate", help="play a trained agent against an opponent")
+    evaluate.add_argument("--workdir", required=True, help="run directory of the agent")
+    evaluate.add_argument("--opponent", default="mcts:200",
+                          help="random, mcts:N (pure MCTS, N simulations) or workdir:PATH")
+    evaluate.add_argument("--games", type=int, default=100, help="games (even), half as first")
+    evaluate.add_argument("--simulations", type=int, default=None,
+                          help="the agent's simulations per move (default: the run's eval setting)")
+    evaluate.add_argument("--opening-plies", type=int, default=None,
+                          help="random opening moves (default 0; 2 against another workdir)")
+    evaluate.add_argument("--seed", type=int, default=0)
+
+    play = commands.add_parser("play", help="play against a trained agent in the terminal")
+    play.add_argument("--workdir", required=True)
+    play.add_argument("--simulations", type=int, default=None)
+    play.add_argument("--second", action="store_true", help="let the agent move first")
+    play.add_argument("--seed", type=int, default=0)
+
+    bench = commands.add_parser("bench", help="throughput table (env, search, self-play, learner)")
+    bench.add_argument("--game", default="connect_four")
+    bench.add_argument("--config", default=None, help="experiment file for search/network sizes")
+    bench.add_argument("--batch-sizes", default="1,64,1024,4096")
+    bench.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
+
+    commands.add_parser("games", help="list the registered games")
+    return parser
+
+
+def _train(args, overrides) -> int:
+    from pathlib import Path  # noqa: PLC0415
+
+    from azjax import config as config_lib  # noqa: PLC0415
+    from azjax import train  # noqa: PLC0415
+
+    config = config_lib.load_config(args.config)
+    config_lib.apply_overrides(config, overrides)
+    workdir = Path(args.workdir or f"runs/{config.name}")
+    mesh = train.make_mesh(args.devices) if args.devices else None
+    try:
+        train.train(config, workdir, allow_config_change=args.allow_config_change, mesh=mesh)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _evaluate(args) -> int:
+    import jax  # noqa: PLC0415
+
+    from azjax import agent as agent_lib  # noqa: PLC0415
+    from azjax import arena  # noqa: PLC0415
+    from azjax.types import UserError  # noqa: PLC0415
+
+    if args.games <= 0 or args.games % 2:
+        raise UserError(f"--games must be a positive even number, got {args.games}")
+    agent = agent_lib.load_agent(args.workdir, num_simulations=args.simulations)
+    opponent, params = agent_lib.make_opponent(agent.game, args.opponent,
+                                               num_simulations=args.simulations)
+    opening = args.opening_plies
+    if opening is None:
+        opening = 2 if arena_kind(args.opponent) == "workdir" else 0
+    match = jax.jit(arena.make_match(agent.game, agent.player, opponent, num_games=args.games,
+                                     opening_plies=opening))
+    result = match(agent.variables, params, jax.random.PRNGKey(args.seed))
+    summary = arena.summarize(jax.device_get(result.outcomes))
+    print(f"{args.workdir} (iteration {agent.iteration}, {agent.config.eval.num_simulations} "
+          f"simulations) vs {args.opponent}: {summary.format()}")
+    return 0
+
+
+def arena_kind(spec: str) -> str:
+    from azjax.config import parse_opponent_spec  # noqa: PLC0415
+
+    return parse_opponent_spec(spec)[0]
+
+
+def _play(args) -> int:
+    import jax  # noqa: PLC0415
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    from azjax import agent as agent_lib  # noqa: PLC0415
+    from azjax.types import UserError  # noqa: PLC0415
+
+    agent = agent_lib.load_agent(args.workdir, num_simulations=args.simulations)
+    game = agent.game
+    step = jax.jit(game.step)
+    key = jax.random.PRNGKey(args.seed)
+    state = game.init(key)
+    agent_player = 0 if args.second else 1
+    while not bool(state.terminated):
+        print(game.render(state))
+        if int(state.current_player) == agent_player:
+            key, act_key = jax.random.split(key)
+            batched = jax.tree.map(lambda x: x[None], state)
+            output = agent.act(batched, act_key)
+            action = int(output.action[0])
+            print(f"agent plays {game.action_to_string(action)} "
+                  f"(value {float(output.value[0]):+.2f})")
+        else:
+            try:
+                text = input("your move: ")
+            except EOFError:
+                print()
+                return 0
+            try:
+                action = game.parse_action(text, state)
+            except UserError as error:
+                print(f"illegal move: {error}")
+                continue
+        state = step(state, jnp.int32(action))
+    print(game.render(state))
+    human_reward = float(state.rewards[1 - agent_player])
+    print("you win" if human_reward > 0 else "you lose" if human_reward < 0 else "draw")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `azjax` console script; returns the exit status."""
+    from azjax.types import UserError  # noqa: PLC0415
+
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        rest, overrides = _split_overrides(argv)
+        args = _parser().parse_args(rest)
+        if overrides and args.command != "train":
+            raise UserError("--config.KEY=VALUE overrides apply to `azjax train` only")
+        if args.command == "train":
+            return _train(args, overrides)
+        if args.command == "evaluate":
+            return _evaluate(args)
+        if args.command == "play":
+            return _play(args)
+        if args.command == "bench":
+            from azjax import bench  # noqa: PLC0415
+
+            return bench.main(args)
+        if args.command == "games":
+            from azjax import games  # noqa: PLC0415
+
+            print("\n".join(games.names()))
+            return 0
+        _parser().print_help()
+        return 2
+    except UserError as error:
+        print(f"azjax: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""The game protocol: static Python attributes, pure functions of a `State` pytree.
+
+Every game method is unbatched; callers `jax.vmap` them. Episode rules shared by all
+games (stepping a terminated state is a no-op, masks are all False once terminated,
+rewards are nonzero only on the step that ends the game) live here, in `Game.step`, so a
+game kernel (`_step`) only implements its own rules.
+"""
+
+import abc
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from azjax.types import Array, PRNGKey, UserError
+
+
+@struct.dataclass
+class State:
+    """Fields every game state has; games subclass it with their own board fields."""
+
+    current_player: Array  # [] int32, 0 or 1, the player to move; player 0 moves first
+    legal_action_mask: Array  # [A] bool, True = legal; all False once terminated
+    terminated: Array  # [] bool
+    rewards: Array  # [2] float32, per player; nonzero only on the step that ends the game
+    step_count: Array  # [] int32, plies played
+
+
+class Game(abc.ABC):
+    """A two-player, zero-sum, alternating-turn game.
+
+    Attributes (static Python values, never traced):
+      name: registry name.
+      num_actions: A; every action id is in [0, A).
+      observation_shape: (H, W, C), channels last, from the mover's view.
+      symmetries: S, number of board symmetries usable for augmentation (1 = identity only).
+      max_episode_length: upper bound on plies in one game (the game ends by then).
+    """
+
+    name: str
+    num_actions: int
+    observation_shape: tuple[int, ...]
+    symmetries: int
+    max_episode_length: int
+
+    # Symmetry tables, built once at construction: index s maps a transformed position
+    # back to the original, `new[i] = old[perm[s, i]]`.
+    _board_perms: np.ndarray  # [S, H*W] int32
+    _action_perms: np.ndarray  # [S, A] int32
+
+    @abc.abstractmethod
+    def init(self, key: PRNGKey) -> State:
+        """Returns the start position (player 0 to move). `key` is for games with random starts."""
+
+    @abc.abstractmethod
+    def _step(self, state: State, action: Array) -> State:
+        """Game kernel: plays a legal `action` in a non-terminated state.
+
+        Sets `current_player`, `legal_action_mask`, `terminated`, `rewards` of the next state.
+        `step_count` and the terminal rules are handled by `step`.
+        """
+
+    @abc.abstractmethod
+    def observe(self, state: State) -> Array:
+        """Returns the observation [H, W, C] float32 from the view of the player to move."""
+
+    def step(self, state: State, action: Array) -> State:
+        """Plays `action`; a no-op (with zero rewards) when `state` is already terminated.
+
+        The result of an illegal action is unspecified: callers mask actions with
+        `legal_action_mask` (search does at every node; human input is validated by the CLI).
+        """
+        zero_rewards = jnp.zeros(2, jnp.float32)
+        next_state = self._step(state.replace(rewards=zero_rewards), jnp.asarray(action, jnp.int32))
+        next_state = next_state.replace(
+            step_count=state.step_count + 1,
+            legal_action_mask=next_state.legal_action_mask & ~next_state.terminated,
+        )
+        frozen = state.replace(rewards=zero_rewards)
+        return jax.tree.map(
+            lambda old, new: jnp.where(state.terminated, old, new), frozen, next_state
+        )
+
+    def apply_symmetry(self, obs: Array, policy: Array, index: Array) -> tuple[Array, Array]:
+        """Applies board symmetry `index` in [0, S) to an observation and a policy over actions.
+
+        Args:
+          obs: [H, W, C] observation.
+          policy: [A] distribution (or any per-action values).
+          index: [] int32 symmetry index; 0 is the identity.
+
+        Returns:
+          The transformed (obs [H, W, C], policy [A]).
+        """
+        height, width, planes = obs.shape
+        board_perm = jnp.asarray(self._board_perms)[index]
+        action_perm = jnp.asarray(self._action_perms)[index]
+        obs = obs.reshape(height * width, planes)[board_perm].reshape(height, width, planes)
+        return obs, policy[action_perm]
+
+    def render(self, state: State) -> str:
+        """Draws an unbatched `state` as text for humans (host-side, not jittable).
+
+        The default draws the first two observation planes (the mover's and the opponent's
+        stones) as 'X' for player 0, 'O' for player 1 and '.' for empty, one board row per
+        line, followed by a status line: "X to move", or once terminated "X wins" / "O wins"
+        read from the rewards of the step that ended the game, else "game over" (a draw, or
+        a terminated state stepped again). Games override it to add coordinate labels.
+        """
+        planes = np.asarray(self.observe(state))  # [H, W, C]
+        mover = int(state.current_player)
+        marks = ("X", "O") if mover == 0 else ("O", "X")
+        grid = np.where(planes[..., 0] > 0, marks[0], np.where(planes[..., 1] > 0, marks[1], "."))
+        rewards = np.asarray(state.rewards)  # [2]
+        if not bool(state.terminated):
+            status = f"{'XO'[mover]} to move"
+        elif rewards[0] != rewards[1]:
+            status = f"{'XO'[int(np.argmax(rewards))]} wins"
+        else:
+            status = "game over"
+        return "\n".join([*(" ".join(row) for row in grid), status])
+
+    def action_to_string(self, action: int) -> str:
+        """Names an action id the way `render` labels it and `parse_action` reads it back."""
+        return str(int(action))
+
+    def parse_action(self, text: str, state: State) -> int:
+        """Reads a move typed by a human in an unbatched `state` (host-side).
+
+        Accepts exactly the names `action_to_string` gives (case-insensitive, surrounding
+        blanks ignored).
+
+        Returns:
+          The action id in [0, A), legal in `state`.
+
+        Raises:
+          UserError: `text` names no action, or the action is not legal in `state`.
+        """
+        if bool(state.terminated):
+            raise UserError("the game is over; no more moves can be played")
+        names = {self.action_to_string(a).lower(): a for a in range(self.num_actions)}
+        legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+        legal_names = " ".join(self.action_to_string(a) for a in legal)
+        action = names.get(text.strip().lower())
+        if action is None:
+            raise UserError(f"{text.strip()!r} is not a move; legal moves: {legal_names}")
+        if action not in legal:
+            raise UserError(f"move {text.strip()} is not legal now; legal moves: {legal_names}")
+        return action
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+def dihedral_perms(height: int, width: int) -> np.ndarray:
+    """Board-point permutations of the symmetry group of an H x W board.
+
+    Returns [8, H*W] for a square board (rotations and reflections) and [4, H*W] for a
+    rectangular one (identity, left-right mirror, up-down mirror, half turn). Row 0 is the
+    identity; `new[i] = old[perm[i]]` for row-major point indices.
+    """
+    index = np.arange(height * width).reshape(height, width)
+    transforms = [index, index[:, ::-1], index[::-1, :], index[::-1, ::-1]]
+    if height == width:
+        transforms += [index.T, index.T[:, ::-1], index.T[::-1, :], index.T[::-1, ::-1]]
+    return np.stack([t.reshape(-1) for t in transforms]).astype(np.int32)
+
+
+def lines(height: int, width: int, k: int) -> np.ndarray:
+    """All k-in-a-row windows (horizontal, vertical, both diagonals) as point indices [L, k]."""
+    windows = []
+    for row in range(height):
+        for col in range(width):
+            for d_row, d_col in ((0, 1), (1, 0), (1, 1), (1, -1)):
+                end_row, end_col = row + (k - 1) * d_row, col + (k - 1) * d_col
+                if 0 <= end_row < height and 0 <= end_col < width:
+                    windows.append([(row + i * d_row) * width + col + i * d_col for i in range(k)])
+    return np.asarray(windows, dtype=np.int32)

@@ -1,0 +1,194 @@
+"""Tree search: the only module that calls mctx.
+
+Conventions (see ARCHITECTURE.md): the game `State` is the mctx embedding; the reward of an
+edge is the outcome for the player who moved; a terminal child has value 0 and discount 0,
+every other edge discount -1 (turns alternate); illegal actions are masked in the prior
+logits at every node, and through `invalid_actions` at the root.
+
+A searcher is built from an *evaluator*, `evaluate(params, states [B], key) -> (logits
+[B, A], value [B])`, giving the prior and the value for the player to move. AlphaZero uses
+the network; the pure-MCTS baseline uses a uniform prior and random-rollout values. Both go
+through the same vectorized mctx search.
+"""
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import mctx
+
+from azjax.games import Game, State
+from azjax.networks import Network
+from azjax.types import Array, PRNGKey
+
+Evaluator = Callable[[Any, State, PRNGKey], tuple[Array, Array]]
+
+
+class SearchOutput(NamedTuple):
+    """Result of a batched search."""
+
+    action: Array  # [B] int32, the move the search chooses (deterministic when noise is off)
+    action_weights: Array  # [B, A] float32, the policy target (visits or improved policy)
+    value: Array  # [B] float32, searched root value for the player to move
+
+
+def mask_logits(logits: Array, legal_action_mask: Array) -> Array:
+    """Sets the logits of illegal actions to the lowest float, so their prior is 0."""
+    return jnp.where(legal_action_mask, logits, jnp.finfo(logits.dtype).min)
+
+
+def network_evaluator(game: Game, network: Network) -> Evaluator:
+    """Prior and value from the network (inference mode); `params` are `networks.Variables`."""
+
+    def evaluate(variables, states: State, key: PRNGKey) -> tuple[Array, Array]:
+        del key
+        obs = jax.vmap(game.observe)(states)
+        logits, value, _ = network.apply(variables, obs, False)
+        return logits, value
+
+    return evaluate
+
+
+def rollout_evaluator(game: Game) -> Evaluator:
+    """Uniform prior and the outcome of one uniformly random playout, for the player to move."""
+
+    def playout(state: State, key: PRNGKey) -> Array:
+        def not_done(carry):
+            state, _, _ = carry
+            return ~state.terminated
+
+        def play_random(carry):
+            state, returns, key = carry
+            key, action_key = jax.random.split(key)
+            logits = mask_logits(jnp.zeros(game.num_actions), state.legal_action_mask)
+            state = game.step(state, jax.random.categorical(action_key, logits))
+            return state, returns + state.rewards, key
+
+        _, returns, _ = jax.lax.while_loop(
+            not_done, play_random, (state, jnp.zeros(2, jnp.float32), key)
+        )
+        return returns[state.current_player]
+
+    def evaluate(params, states: State, key: PRNGKey) -> tuple[Array, Array]:
+        del params
+        batch_size = states.terminated.shape[0]
+        value = jax.vmap(playout)(states, jax.random.split(key, batch_size))
+        return jnp.zeros((batch_size, game.num_actions), jnp.float32), value
+
+    return evaluate
+
+
+def make_search(
+    game: Game,
+    evaluate: Evaluator,
+    *,
+    num_simulations: int,
+    algorithm: str = "puct",
+    dirichlet_alpha: float = 0.3,
+    dirichlet_fraction: float = 0.25,
+    pb_c_init: float = 1.25,
+    pb_c_base: float = 19652.0,
+    max_num_considered_actions: int = 16,
+    gumbel_scale: float = 1.0,
+) -> Callable[[Any, State, PRNGKey], SearchOutput]:
+    """Builds `search(params, states [B], key) -> SearchOutput`.
+
+    Args:
+      game: the game whose `State` is the search embedding.
+      evaluate: prior and value for a batch of states (see module docstring).
+      num_simulations: simulations per move (static).
+      algorithm: "puct" (AlphaZero, `mctx.muzero_policy`) or "gumbel" (`gumbel_muzero_policy`).
+      dirichlet_alpha, dirichlet_fraction: PUCT root noise; fraction 0 turns it off.
+      pb_c_init, pb_c_base: PUCT exploration constants.
+      max_num_considered_actions, gumbel_scale: Gumbel root sampling; scale 0 is deterministic.
+
+    Returns:
+      The pure search function. PUCT's `action` is the most visited legal move; Gumbel's is
+      the action chosen by sequential halving.
+    """
+    if algorithm not in ("puct", "gumbel"):
+        raise ValueError(f"unknown search algorithm {algorithm!r}; use 'puct' or 'gumbel'")
+
+    def recurrent_fn(params, key: PRNGKey, action: Array, states: State):
+        next_states = jax.vmap(game.step)(states, action)
+        logits, value = evaluate(params, next_states, key)
+        movers = states.current_player
+        reward = jnp.take_along_axis(next_states.rewards, movers[:, None], axis=1)[:, 0]
+        output = mctx.RecurrentFnOutput(
+            reward=reward,
+            discount=jnp.where(next_states.terminated, 0.0, -1.0),
+            prior_logits=mask_logits(logits, next_states.legal_action_mask),
+            value=jnp.where(next_states.terminated, 0.0, value),
+        )
+        return output, next_states
+
+    def search(params, states: State, key: PRNGKey) -> SearchOutput:
+        root_key, search_key = jax.random.split(key)
+        logits, value = evaluate(params, states, root_key)
+        root = mctx.RootFnOutput(
+            prior_logits=mask_logits(logits, states.legal_action_mask),
+            value=jnp.where(states.terminated, 0.0, value),
+            embedding=states,
+        )
+        invalid_actions = ~states.legal_action_mask
+        if algorithm == "puct":
+            output = mctx.muzero_policy(
+                params,
+                search_key,
+                root,
+                recurrent_fn,
+                num_simulations,
+                invalid_actions=invalid_actions,
+                dirichlet_alpha=dirichlet_alpha,
+                dirichlet_fraction=dirichlet_fraction,
+                pb_c_init=pb_c_init,
+                pb_c_base=pb_c_base,
+            )
+            weights = jnp.where(states.legal_action_mask, output.action_weights, 0.0)
+            action = jnp.argmax(weights, axis=-1).astype(jnp.int32)
+        else:
+            output = mctx.gumbel_muzero_policy(
+                params,
+                search_key,
+                root,
+                recurrent_fn,
+                num_simulations,
+                invalid_actions=invalid_actions,
+                max_num_considered_actions=max_num_considered_actions,
+                gumbel_scale=gumbel_scale,
+            )
+            weights = jnp.where(states.legal_action_mask, output.action_weights, 0.0)
+            action = output.action.astype(jnp.int32)
+        searched_value = output.search_tree.summary().value
+        return SearchOutput(action=action, action_weights=weights, value=searched_value)
+
+    return search
+
+
+def search_from_config(game: Game, evaluate: Evaluator, config, *, explore: bool):
+    """Builds the searcher described by `config.search`; `explore=False` turns noise off."""
+    return make_search(
+        game,
+        evaluate,
+        num_simulations=config.num_simulations,
+        algorithm=config.algorithm,
+        dirichlet_alpha=config.dirichlet_alpha,
+        dirichlet_fraction=config.dirichlet_fraction if explore else 0.0,
+        pb_c_init=config.pb_c_init,
+        pb_c_base=config.pb_c_base,
+        max_num_considered_actions=config.max_num_considered_actions,
+        gumbel_scale=config.gumbel_scale if explore else 0.0,
+    )
+
+
+def make_mcts_baseline(game: Game, *, num_simulations: int, pb_c_init: float = 1.25):
+    """The pure-MCTS baseline: uniform prior, one random playout per leaf, no noise."""
+    return make_search(
+        game,
+        rollout_evaluator(game),
+        num_simulations=num_simulations,
+        algorithm="puct",
+        dirichlet_fraction=0.0,
+        pb_c_init=pb_c_init,
+    )

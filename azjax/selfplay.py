@@ -1,0 +1,191 @@
+"""Batched self-play: B games in lockstep under one `lax.scan`, carried across iterations.
+
+Each call plays `num_steps` plies in every one of `batch_size` game slots. A finished game
+restarts in place at the next ply. A game still running when the call ends keeps its
+state, and its positions so far wait in `SelfPlayState.pending` until the game ends in a
+later call: every position leaves self-play exactly once, labelled with the real outcome
+of its own game.
+"""
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from azjax.games import Game, State
+from azjax.replay import Batch
+from azjax.search import SearchOutput
+from azjax.types import Array, PRNGKey
+
+
+@struct.dataclass
+class Records:
+    """Positions of one or more games with what search made of them."""
+
+    obs: Array  # [..., H, W, C] observation from the mover's view
+    policy: Array  # [..., A] float32 search policy target
+    player: Array  # [..., ] int32 player to move
+
+
+@struct.dataclass
+class SelfPlayState:
+    """Everything self-play carries from one call to the next."""
+
+    games: State  # [B] the game in each slot
+    pending: Records  # [B, L] positions of each slot's unfinished game, left-aligned
+    num_pending: Array  # [B] int32 how many of `pending` are in use
+
+
+class SelfPlayOutput(NamedTuple):
+    """Labelled positions of the games that ended, and statistics of the call."""
+
+    batch: Batch  # [B * (L + T)] candidate positions (obs, policy, value target)
+    valid: Array  # [B * (L + T)] bool, True for positions whose game ended in this call
+    num_games: Array  # [] int32 games that ended in this call
+    total_game_length: Array  # [] int32 plies of the games that ended
+    first_player_wins: Array  # [] int32
+    second_player_wins: Array  # [] int32
+    root_value: Array  # [] float32 mean searched root value
+
+
+class SelfPlay(NamedTuple):
+    """init(key) -> SelfPlayState; run(params, state, key) -> (state, SelfPlayOutput)."""
+
+    init: Callable[[PRNGKey], SelfPlayState]
+    run: Callable[..., tuple[SelfPlayState, SelfPlayOutput]]
+
+
+def make_selfplay(
+    game: Game,
+    search: Callable[..., SearchOutput],
+    *,
+    batch_size: int,
+    num_steps: int,
+    temperature_moves: int,
+    sample_search_action: bool = False,
+) -> SelfPlay:
+    """Builds batched self-play.
+
+    Args:
+      game: the game.
+      search: `search(params, states [B], key) -> SearchOutput` (with exploration noise).
+      batch_size: B, games played in lockstep.
+      num_steps: T, plies per call.
+      temperature_moves: for the first k plies of a game the move is sampled from the
+        search policy (temperature 1), afterwards it is the policy's argmax.
+      sample_search_action: in the first k plies play the search's own `action` instead of
+        sampling from its policy (Gumbel search, whose action already carries noise).
+    """
+    max_length = game.max_episode_length
+
+    def init(key: PRNGKey) -> SelfPlayState:
+        games = jax.vmap(game.init)(jax.random.split(key, batch_size))
+        obs = jax.vmap(game.observe)(games)
+        pending = Records(
+            obs=jnp.zeros((batch_size, max_length, *obs.shape[1:]), obs.dtype),
+            policy=jnp.zeros((batch_size, max_length, game.num_actions), jnp.float32),
+            player=jnp.zeros((batch_size, max_length), jnp.int32),
+        )
+        return SelfPlayState(games, pending, jnp.zeros(batch_size, jnp.int32))
+
+    def play_ply(params, states: State, key: PRNGKey):
+        reset_key, search_key, sample_key = jax.random.split(key, 3)
+        fresh = jax.vmap(game.init)(jax.random.split(reset_key, batch_size))
+        states = jax.tree.map(
+            lambda new, old: jnp.where(
+                states.terminated.reshape((-1,) + (1,) * (old.ndim - 1)), new, old
+            ),
+            fresh,
+            states,
+        )
+        output = search(params, states, search_key)
+        if sample_search_action:
+            explore_action = output.action
+        else:
+            explore_action = jax.random.categorical(
+                sample_key, jnp.log(output.action_weights + 1e-30), axis=-1
+            )
+        greedy_action = jnp.argmax(output.action_weights, axis=-1)
+        action = jnp.where(states.step_count < temperature_moves, explore_action, greedy_action)
+        next_states = jax.vmap(game.step)(states, action.astype(jnp.int32))
+        record = Records(
+            obs=jax.vmap(game.observe)(states),
+            policy=output.action_weights,
+            player=states.current_player,
+        )
+        ended = next_states.terminated
+        return next_states, (record, ended, next_states.rewards, next_states.step_count, output)
+
+    def label(records: Records, valid: Array, ended: Array, rewards: Array) -> Array:
+        """Value targets [L+T] of one slot's sequence; NaN where the game has not ended."""
+
+        def backward(carry, x):
+            known, outcome = carry
+            ended_i, rewards_i, player_i = x
+            known = known | ended_i
+            outcome = jnp.where(ended_i, rewards_i, outcome)
+            target = jnp.where(known, outcome[player_i], jnp.nan)
+            return (known, outcome), target
+
+        init_carry = (jnp.zeros((), bool), jnp.zeros(2, jnp.float32))
+        _, targets = jax.lax.scan(
+            backward, init_carry, (ended, rewards, records.player), reverse=True
+        )
+        return jnp.where(valid, targets, jnp.nan)
+
+    def compact(records: Records, keep: Array) -> tuple[Records, Array]:
+        """Moves the kept rows of one slot's [L+T] sequence to the front of an [L] buffer."""
+        slots = jnp.where(keep, jnp.cumsum(keep.astype(jnp.int32)) - 1, max_length)
+        pending = jax.tree.map(
+            lambda x: jnp.zeros((max_length, *x.shape[1:]), x.dtype).at[slots].set(x, mode="drop"),
+            records,
+        )
+        return pending, jnp.sum(keep.astype(jnp.int32))
+
+    def run(params, state: SelfPlayState, key: PRNGKey) -> tuple[SelfPlayState, SelfPlayOutput]:
+        def scan_ply(states, ply_key):
+            return play_ply(params, states, ply_key)
+
+        games, (records, ended, rewards, lengths, search_out) = jax.lax.scan(
+            scan_ply, state.games, jax.random.split(key, num_steps)
+        )
+        # Per slot: pending positions of the running game, then this call's T plies.
+        swap = lambda x: jnp.swapaxes(x, 0, 1)  # noqa: E731  [T, B, ...] -> [B, T, ...]
+        sequence = jax.tree.map(
+            lambda old, new: jnp.concatenate([old, swap(new)], axis=1), state.pending, records
+        )
+        valid = jnp.concatenate(
+            [
+                jnp.arange(max_length)[None, :] < state.num_pending[:, None],
+                jnp.ones((batch_size, num_steps), bool),
+            ],
+            axis=1,
+        )
+        ended_seq = jnp.concatenate([jnp.zeros((batch_size, max_length), bool), swap(ended)], 1)
+        rewards_seq = jnp.concatenate(
+            [jnp.zeros((batch_size, max_length, 2), jnp.float32), swap(rewards)], axis=1
+        )
+        targets = jax.vmap(label)(sequence, valid, ended_seq, rewards_seq)  # [B, L+T]
+        labelled = valid & ~jnp.isnan(targets)
+        pending, num_pending = jax.vmap(compact)(sequence, valid & ~labelled)
+
+        flat = lambda x: x.reshape((-1, *x.shape[2:]))  # noqa: E731
+        batch = Batch(
+            obs=flat(sequence.obs), policy=flat(sequence.policy), value=flat(jnp.nan_to_num(targets))
+        )
+        first_wins = jnp.sum(ended & (rewards[..., 0] > 0))
+        second_wins = jnp.sum(ended & (rewards[..., 1] > 0))
+        output = SelfPlayOutput(
+            batch=batch,
+            valid=flat(labelled),
+            num_games=jnp.sum(ended.astype(jnp.int32)),
+            total_game_length=jnp.sum(jnp.where(ended, lengths, 0)),
+            first_player_wins=first_wins.astype(jnp.int32),
+            second_player_wins=second_wins.astype(jnp.int32),
+            root_value=jnp.mean(search_out.value),
+        )
+        return SelfPlayState(games, pending, num_pending), output
+
+    return SelfPlay(init=init, run=run)
