@@ -182,8 +182,13 @@ def search_from_config(game: Game, evaluate: Evaluator, config, *, explore: bool
     )
 
 
-def make_mcts_baseline(game: Game, *, num_simulations: int, pb_c_init: float = 1.25):
-    """The pure-MCTS baseline: uniform prior, one random playout per leaf, no noise."""
+def make_mcts_baseline(game: Game, *, num_simulations: int, pb_c_init: float = 6.0):
+    """The pure-MCTS baseline: uniform prior, one random playout per leaf, no noise.
+
+    With a uniform prior the PUCT exploration term needs a larger constant than AlphaZero's
+    1.25 to expand every move: on Connect Four at 200 simulations, c = 6 beat c = 1.25 in
+    62 of 64 games and drew level with c = 12 (32-6-26); c = 24 was weaker.
+    """
     return make_search(
         game,
         rollout_evaluator(game),
