@@ -111,7 +111,7 @@ def make_learner(
         grads, (batch_stats, metrics) = jax.grad(loss_fn, has_aux=True)(state.variables.params)
         updates, opt_state = optimizer.update(grads, state.opt_state, state.variables.params)
         params = optax.apply_updates(state.variables.params, updates)
-        metrics["grad_norm"] = optax.global_norm(grads)
+        metrics["grad_norm"] = optax.tree.norm(grads)
         return TrainState(Variables(params, batch_stats), opt_state, state.step + 1), metrics
 
     return Learner(init=init, update=update)
