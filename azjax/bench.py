@@ -11,7 +11,8 @@ Four measurements, each a pure function built by a factory and jitted here, at t
 2. Search simulations per second: the config's AlphaZero search (freshly initialised network)
    and the pure-MCTS baseline, from the start position, at the self-play batch size.
 3. Self-play positions per second: one `SelfPlay.run` call (batch_size * num_steps plies).
-4. Learner samples per second: a `lax.scan` of `Learner.update` steps on a random batch.
+4. Learner samples per second: `Learner.update` steps on a random batch, in a `lax.scan` (as
+   in the train loop) and unrolled.
 
 Every function is compiled by a warm-up call; the table reports the best of a few timed
 repetitions, each repeating the call until at least `min_seconds` have passed.
@@ -33,6 +34,7 @@ from azjax import config as config_lib
 from azjax.agent import make_game_and_network
 from azjax.games import Game
 from azjax.learner import Learner, TrainState, make_learner, make_optimizer, make_schedule
+from azjax.networks import Network, Variables
 from azjax.replay import Batch
 from azjax.search import make_mcts_baseline, network_evaluator, search_from_config
 from azjax.selfplay import make_selfplay
@@ -58,10 +60,15 @@ class Settings(NamedTuple):
     max_repeats: int  # timed repetitions; the best one is reported
     budget_seconds: float  # stop repeating once this much time was spent timing
     num_updates: int  # learner updates per timed call
+    optimize: bool  # False: XLA backend optimisation off, for compile speed (rates not meaningful)
 
 
-FULL = Settings(num_plies=256, min_seconds=0.2, max_repeats=5, budget_seconds=2.0, num_updates=4)
-QUICK = Settings(num_plies=16, min_seconds=0.0, max_repeats=1, budget_seconds=0.0, num_updates=2)
+FULL = Settings(
+    num_plies=256, min_seconds=0.2, max_repeats=5, budget_seconds=2.0, num_updates=4, optimize=True
+)
+QUICK = Settings(
+    num_plies=16, min_seconds=0.0, max_repeats=1, budget_seconds=0.0, num_updates=2, optimize=False
+)
 QUICK_MAX_BATCH = 64  # --quick keeps the batch sizes up to this one
 
 
@@ -86,6 +93,15 @@ class Environment(NamedTuple):
     init: Callable[[PRNGKey], Any]  # key -> state
     step: Callable[[Any, Array], Any]  # (state, action []) -> state
     done: Callable[[Any], Array]  # state -> [] bool, True once the game has ended
+
+
+class Setup(NamedTuple):
+    """What the search, self-play and learner measurements share."""
+
+    config: ml_collections.ConfigDict
+    game: Game
+    network: Network
+    variables: Variables  # freshly initialised network variables
 
 
 def azjax_environment(game: Game) -> Environment:
@@ -147,15 +163,22 @@ def make_random_play(env: Environment, *, batch_size: int, num_plies: int):
     return play
 
 
-def make_update_steps(learner: Learner, *, num_updates: int):
-    """Builds `steps(train_state, batch) -> (train_state, loss [])`: `num_updates` updates."""
+def make_update_steps(learner: Learner, *, num_updates: int, unroll: bool = False):
+    """Builds `steps(train_state, batch) -> (train_state, loss [])`: `num_updates` updates.
+
+    The updates run in a `lax.scan`, as in the train loop, or unrolled: XLA:CPU runs
+    convolution gradients inside a loop body many times slower (jax-ml/jax#12868), and the
+    table shows both.
+    """
 
     def steps(train_state: TrainState, batch: Batch):
         def update(state, _):
             state, metrics = learner.update(state, batch)
             return state, metrics["loss"]
 
-        train_state, losses = jax.lax.scan(update, train_state, None, length=num_updates)
+        train_state, losses = jax.lax.scan(
+            update, train_state, None, length=num_updates, unroll=unroll
+        )
         return train_state, losses[-1]
 
     return steps
@@ -169,6 +192,16 @@ def random_batch(game: Game, key: PRNGKey, batch_size: int) -> Batch:
     logits = jax.random.normal(policy_key, (batch_size, game.num_actions))
     value = jax.random.uniform(value_key, (batch_size,), minval=-1.0, maxval=1.0)
     return Batch(obs=obs, policy=jax.nn.softmax(logits), value=value)
+
+
+def jit(fn: Callable, settings: Settings) -> Callable:
+    """`jax.jit(fn)`, compiled without backend optimisation when `settings.optimize` is off.
+
+    A smoke test spends most of its time compiling; XLA:CPU compiles about twice as fast
+    at backend optimisation level 0.
+    """
+    options = None if settings.optimize else {"xla_backend_optimization_level": 0}
+    return jax.jit(fn, compiler_options=options)
 
 
 def time_call(fn: Callable, *args, settings: Settings) -> float:
@@ -195,8 +228,8 @@ def measure_random_play(
 ) -> float:
     """Environment steps per second of uniformly random play at `batch_size`."""
     init_key, play_key = jax.random.split(key)
-    play = jax.jit(make_random_play(env, batch_size=batch_size, num_plies=settings.num_plies))
-    states = jax.jit(jax.vmap(env.init))(jax.random.split(init_key, batch_size))
+    play = jit(make_random_play(env, batch_size=batch_size, num_plies=settings.num_plies), settings)
+    states = jit(jax.vmap(env.init), settings)(jax.random.split(init_key, batch_size))
     _, num_steps = play(states, play_key)
     seconds = time_call(play, states, play_key, settings=settings)
     return int(num_steps) / seconds
@@ -219,22 +252,17 @@ def measure_env(
     return rows
 
 
-def measure_search(
-    config: ml_collections.ConfigDict, *, settings: Settings, key: PRNGKey, log: Callable
-) -> list[Row]:
+def measure_search(setup: Setup, *, settings: Settings, key: PRNGKey, log: Callable) -> list[Row]:
     """Search simulations per second: AlphaZero (network) and pure MCTS (random rollouts)."""
-    game, network = make_game_and_network(config)
+    config, game, network, variables = setup
     batch_size = config.selfplay.batch_size
     num_simulations = config.search.num_simulations
-    network_key, states_key, search_key = jax.random.split(key, 3)
-    variables = network.init(network_key)
+    states_key, search_key = jax.random.split(key)
     states = jax.vmap(game.init)(jax.random.split(states_key, batch_size))
     searches = [
         (
             f"search simulations ({config.search.algorithm}, {num_simulations} sims)",
-            search_from_config(
-                game, network_evaluator(game, network), config.search, explore=True
-            ),
+            search_from_config(game, network_evaluator(game, network), config.search, explore=True),
             variables,
         ),
         (
@@ -246,16 +274,14 @@ def measure_search(
     rows = []
     for name, search, params in searches:
         log(name)
-        seconds = time_call(jax.jit(search), params, states, search_key, settings=settings)
+        seconds = time_call(jit(search, settings), params, states, search_key, settings=settings)
         rows.append(Row(name, batch_size, batch_size * num_simulations / seconds))
     return rows
 
 
-def measure_selfplay(
-    config: ml_collections.ConfigDict, *, settings: Settings, key: PRNGKey, log: Callable
-) -> Row:
+def measure_selfplay(setup: Setup, *, settings: Settings, key: PRNGKey, log: Callable) -> Row:
     """Self-play positions per second: one `SelfPlay.run` call of batch_size * num_steps."""
-    game, network = make_game_and_network(config)
+    config, game, network, variables = setup
     search = search_from_config(game, network_evaluator(game, network), config.search, explore=True)
     sc = config.selfplay
     selfplay = make_selfplay(
@@ -266,20 +292,17 @@ def measure_selfplay(
         temperature_moves=sc.temperature_moves,
         sample_search_action=config.search.algorithm == "gumbel",
     )
-    network_key, init_key, run_key = jax.random.split(key, 3)
-    variables = network.init(network_key)
-    state = jax.jit(selfplay.init)(init_key)
+    init_key, run_key = jax.random.split(key)
+    state = jit(selfplay.init, settings)(init_key)
     name = f"self-play positions ({sc.num_steps} plies, {config.search.num_simulations} sims)"
     log(name)
-    seconds = time_call(jax.jit(selfplay.run), variables, state, run_key, settings=settings)
+    seconds = time_call(jit(selfplay.run, settings), variables, state, run_key, settings=settings)
     return Row(name, sc.batch_size, sc.batch_size * sc.num_steps / seconds)
 
 
-def measure_learner(
-    config: ml_collections.ConfigDict, *, settings: Settings, key: PRNGKey, log: Callable
-) -> Row:
-    """Learner samples per second: `num_updates` updates on a random batch, in one call."""
-    game, network = make_game_and_network(config)
+def measure_learner(setup: Setup, *, settings: Settings, key: PRNGKey, log: Callable) -> list[Row]:
+    """Learner samples per second: `num_updates` updates on a random batch, scanned, unrolled."""
+    config, game, network, variables = setup
     lc = config.learner
     schedule = make_schedule(
         learning_rate=lc.learning_rate,
@@ -293,14 +316,16 @@ def measure_learner(
         lc.optimizer, schedule, momentum=lc.momentum, max_grad_norm=lc.max_grad_norm
     )
     learner = make_learner(network, optimizer, weight_decay=lc.weight_decay)
-    network_key, batch_key = jax.random.split(key)
-    train_state = learner.init(network.init(network_key))
-    batch = random_batch(game, batch_key, lc.batch_size)
-    steps = jax.jit(make_update_steps(learner, num_updates=settings.num_updates))
-    name = f"learner samples ({lc.optimizer}, {settings.num_updates} updates per call)"
-    log(name)
-    seconds = time_call(steps, train_state, batch, settings=settings)
-    return Row(name, lc.batch_size, lc.batch_size * settings.num_updates / seconds)
+    train_state = learner.init(variables)
+    batch = random_batch(game, key, lc.batch_size)
+    rows = []
+    for unroll, how in ((False, "lax.scan of"), (True, "unrolled")):
+        name = f"learner samples ({lc.optimizer}, {how} {settings.num_updates} updates)"
+        log(name)
+        steps = make_update_steps(learner, num_updates=settings.num_updates, unroll=unroll)
+        seconds = time_call(jit(steps, settings), train_state, batch, settings=settings)
+        rows.append(Row(name, lc.batch_size, lc.batch_size * settings.num_updates / seconds))
+    return rows
 
 
 def benchmark(
@@ -312,12 +337,14 @@ def benchmark(
     log: Callable[[str], None] = lambda message: None,
 ) -> list[Row]:
     """Measures every stage for the game and sizes of `config`; returns the table rows."""
-    game, _ = make_game_and_network(config)
-    env_key, search_key, selfplay_key, learner_key = jax.random.split(jax.random.PRNGKey(seed), 4)
+    keys = jax.random.split(jax.random.PRNGKey(seed), 5)
+    env_key, network_key, search_key, selfplay_key, learner_key = keys
+    game, network = make_game_and_network(config)
     rows = measure_env(game, batch_sizes=batch_sizes, settings=settings, key=env_key, log=log)
-    rows += measure_search(config, settings=settings, key=search_key, log=log)
-    rows.append(measure_selfplay(config, settings=settings, key=selfplay_key, log=log))
-    rows.append(measure_learner(config, settings=settings, key=learner_key, log=log))
+    setup = Setup(config, game, network, jit(network.init, settings)(network_key))
+    rows += measure_search(setup, settings=settings, key=search_key, log=log)
+    rows.append(measure_selfplay(setup, settings=settings, key=selfplay_key, log=log))
+    rows += measure_learner(setup, settings=settings, key=learner_key, log=log)
     return rows
 
 
@@ -418,8 +445,11 @@ def run(args) -> tuple[list[Row], str]:
         f"{settings.num_plies} plies per random-play call; pgx's step also computes the "
         f"observation. Bench took {time.perf_counter() - start:.0f} s."
     )
-    text = "\n".join([header(args.game, source, quick=args.quick), "", format_table(rows), "",
-                      footer])
+    if not settings.optimize:
+        footer += " Quick: compiled without XLA backend optimisation; rates are not meaningful."
+    text = "\n".join(
+        [header(args.game, source, quick=args.quick), "", format_table(rows), "", footer]
+    )
     return rows, text
 
 

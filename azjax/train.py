@@ -233,6 +233,42 @@ def make_evaluation(trainer: Trainer, config: ml_collections.ConfigDict):
     return evaluate
 
 
+_COMPILED: dict = {}
+_BOOKKEEPING = ("train.num_iterations", "train.max_minutes", "train.checkpoint_every",
+                "train.keep_checkpoints")
+
+
+def compiled_functions(config: ml_collections.ConfigDict, mesh: Mesh | None):
+    """(trainer, jitted init, jitted iterate, evaluate) for a config, built once per process.
+
+    Runs in one process (tests, notebooks, sweeps) that differ only in bookkeeping keys
+    share compiled functions instead of compiling again.
+    """
+    mesh = make_mesh() if mesh is None else mesh
+    flat = config_lib.flatten(json.loads(config_lib.to_json(config)))
+    devices = tuple(device.id for device in mesh.devices.flat)
+    train_key = json.dumps(
+        {k: v for k, v in flat.items() if k not in _BOOKKEEPING and not k.startswith("eval.")},
+        sort_keys=True,
+    )
+    if (train_key, devices) not in _COMPILED:
+        trainer = make_trainer(config, mesh=mesh)
+        init = jax.jit(trainer.init, out_shardings=trainer.shardings)
+        iterate = jax.jit(
+            trainer.iterate,
+            in_shardings=(trainer.shardings,),
+            out_shardings=(trainer.shardings, None),
+        )
+        _COMPILED[train_key, devices] = (trainer, init, iterate)
+    trainer, init, iterate = _COMPILED[train_key, devices]
+    eval_key = json.dumps({k: v for k, v in flat.items() if k not in _BOOKKEEPING}, sort_keys=True)
+    if config.eval.every <= 0:
+        return trainer, init, iterate, None
+    if eval_key not in _COMPILED:
+        _COMPILED[eval_key] = make_evaluation(trainer, config)
+    return trainer, init, iterate, _COMPILED[eval_key]
+
+
 def train(
     config: ml_collections.ConfigDict,
     workdir: str | Path,
@@ -249,8 +285,7 @@ def train(
     log = (lambda *_: None) if quiet else print
     workdir = Path(workdir)
     prepare_workdir(config, workdir, allow_config_change=allow_config_change)
-    trainer = make_trainer(config, mesh=mesh)
-    init = jax.jit(trainer.init, out_shardings=trainer.shardings)
+    trainer, init, iterate, evaluate = compiled_functions(config, mesh)
     state = init(jax.random.PRNGKey(config.seed))
     checkpointer = Checkpointer(workdir, max_to_keep=config.train.keep_checkpoints)
     latest = checkpointer.latest_step()
@@ -260,10 +295,6 @@ def train(
         log(f"resuming {workdir} from iteration {latest}")
     start_iteration = int(state.iteration)
     writer = MetricsWriter(workdir, resume_iteration=start_iteration, tensorboard=not quiet)
-    evaluate = make_evaluation(trainer, config) if config.eval.every > 0 else None
-    iterate = jax.jit(
-        trainer.iterate, in_shardings=(trainer.shardings,), out_shardings=(trainer.shardings, None)
-    )
     log(
         f"training {config.game} in {workdir} on {trainer.mesh.devices.size} "
         f"{jax.devices()[0].platform} device(s); first iteration compiles"

@@ -1,0 +1,87 @@
+"""Smoke test of `azjax bench --quick`: every row is there with a positive, finite rate.
+
+No timing assertions: machines are shared and noisy.
+"""
+
+import argparse
+import math
+
+import pytest
+
+from azjax import bench
+from azjax.types import UserError
+
+
+@pytest.fixture(scope="module")
+def quick_bench():
+    """(rows, text) of the quick bench on tic-tac-toe at batch sizes 1 and 64."""
+    args = argparse.Namespace(
+        game="tic_tac_toe", config=None, batch_sizes="1,64,1024,4096", quick=True
+    )
+    return bench.run(args)
+
+
+def test_rows_cover_every_stage(quick_bench):
+    rows, _ = quick_bench
+    env_rows = [row for row in rows if row.name.startswith("env steps")]
+    assert [row.batch_size for row in env_rows] == [1, 64]
+    for prefix in (
+        "search simulations (puct",
+        "search simulations (pure MCTS",
+        "self-play positions",
+        "learner samples (adam, lax.scan",
+        "learner samples (adam, unrolled",
+    ):
+        assert sum(row.name.startswith(prefix) for row in rows) == 1, prefix
+
+
+def test_rates_are_positive_and_finite(quick_bench):
+    rows, _ = quick_bench
+    for row in rows:
+        assert math.isfinite(row.rate) and row.rate > 0, row
+        assert row.batch_size > 0, row
+
+
+def test_env_rows_compare_with_pgx(quick_bench):
+    rows, _ = quick_bench
+    for row in rows:
+        if not row.name.startswith("env steps"):
+            assert row.pgx_rate is None and row.pgx_note == "", row
+        elif row.pgx_rate is None:
+            assert row.pgx_note == bench.PGX_MISSING, row
+        else:
+            assert math.isfinite(row.pgx_rate) and row.pgx_rate > 0, row
+            assert math.isfinite(row.ratio) and row.ratio > 0, row
+
+
+def test_text_is_a_markdown_table(quick_bench):
+    rows, text = quick_bench
+    lines = text.splitlines()
+    assert lines[0].startswith("azjax bench: tic_tac_toe") and "jax " in lines[0]
+    table = [line for line in lines if line.startswith("|")]
+    assert len(table) == 2 + len(rows)
+    assert all(line.count("|") == 6 for line in table)
+
+
+def test_parse_batch_sizes():
+    assert bench.parse_batch_sizes("1,64,1024", quick=False) == [1, 64, 1024]
+    assert bench.parse_batch_sizes("1,64,1024", quick=True) == [1, 64]
+    assert bench.parse_batch_sizes("256", quick=True) == [256]
+    for text in ("", "1,x", "0,4"):
+        with pytest.raises(UserError):
+            bench.parse_batch_sizes(text, quick=False)
+
+
+def test_pgx_missing_is_reported(monkeypatch):
+    import builtins  # noqa: PLC0415
+
+    real_import = builtins.__import__
+
+    def no_pgx(name, *args, **kwargs):
+        if name == "pgx":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pgx)
+    assert bench.pgx_environment("tic_tac_toe") == bench.PGX_MISSING
+    assert bench.pgx_environment("not_a_pgx_game") == bench.NO_PGX_GAME
