@@ -1,8 +1,8 @@
 """Trained agents and opponents as players: load one from a workdir and ask it for moves.
 
-    agent = azjax.agent.load_agent("runs/c4", num_simulations=200)
-    states = jax.vmap(agent.game.init)(jax.random.split(key, 16))
-    output = agent.act(states, key)   # action [B], action_weights [B, A], value [B]
+agent = azjax.agent.load_agent("runs/c4", num_simulations=200)
+states = jax.vmap(agent.game.init)(jax.random.split(key, 16))
+output = agent.act(states, key)   # action [B], action_weights [B, A], value [B]
 """
 
 import dataclasses

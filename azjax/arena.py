@@ -154,6 +154,13 @@ def summarize(outcomes) -> Summary:
     margin = z * math.sqrt(score * (1 - score) / games + z * z / (4 * games * games)) / denominator
     low, high = max(0.0, center - margin), min(1.0, center + margin)
     return Summary(
-        wins, draws, losses, score, low, high,
-        elo_from_score(score), elo_from_score(low), elo_from_score(high),
+        wins,
+        draws,
+        losses,
+        score,
+        low,
+        high,
+        elo_from_score(score),
+        elo_from_score(low),
+        elo_from_score(high),
     )

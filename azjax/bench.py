@@ -20,6 +20,7 @@ repetitions, each repeating the call until at least `min_seconds` have passed.
 
 import copy
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -204,9 +205,14 @@ def jit(fn: Callable, settings: Settings) -> Callable:
     return jax.jit(fn, compiler_options=options)
 
 
-def time_call(fn: Callable, *args, settings: Settings) -> float:
-    """Seconds per call of `fn(*args)`, the best of a few repetitions after a warm-up call."""
-    jax.block_until_ready(fn(*args))
+def time_call(fn: Callable, *args, settings: Settings) -> tuple[float, Any]:
+    """Times `fn(*args)` after a warm-up call that compiles it.
+
+    Returns:
+      The seconds per call, best of up to `settings.max_repeats` repetitions (each repeating
+      the call for at least `settings.min_seconds`), and the output of the warm-up call.
+    """
+    output = jax.block_until_ready(fn(*args))
     start = time.perf_counter()
     jax.block_until_ready(fn(*args))
     once = time.perf_counter() - start
@@ -220,7 +226,7 @@ def time_call(fn: Callable, *args, settings: Settings) -> float:
         best, spent = min(best, elapsed / calls), spent + elapsed
         if spent >= settings.budget_seconds:
             break
-    return best
+    return best, output
 
 
 def measure_random_play(
@@ -230,8 +236,7 @@ def measure_random_play(
     init_key, play_key = jax.random.split(key)
     play = jit(make_random_play(env, batch_size=batch_size, num_plies=settings.num_plies), settings)
     states = jit(jax.vmap(env.init), settings)(jax.random.split(init_key, batch_size))
-    _, num_steps = play(states, play_key)
-    seconds = time_call(play, states, play_key, settings=settings)
+    seconds, (_, num_steps) = time_call(play, states, play_key, settings=settings)
     return int(num_steps) / seconds
 
 
@@ -274,7 +279,7 @@ def measure_search(setup: Setup, *, settings: Settings, key: PRNGKey, log: Calla
     rows = []
     for name, search, params in searches:
         log(name)
-        seconds = time_call(jit(search, settings), params, states, search_key, settings=settings)
+        seconds, _ = time_call(jit(search, settings), params, states, search_key, settings=settings)
         rows.append(Row(name, batch_size, batch_size * num_simulations / seconds))
     return rows
 
@@ -296,7 +301,8 @@ def measure_selfplay(setup: Setup, *, settings: Settings, key: PRNGKey, log: Cal
     state = jit(selfplay.init, settings)(init_key)
     name = f"self-play positions ({sc.num_steps} plies, {config.search.num_simulations} sims)"
     log(name)
-    seconds = time_call(jit(selfplay.run, settings), variables, state, run_key, settings=settings)
+    run = jit(selfplay.run, settings)
+    seconds, _ = time_call(run, variables, state, run_key, settings=settings)
     return Row(name, sc.batch_size, sc.batch_size * sc.num_steps / seconds)
 
 
@@ -323,7 +329,7 @@ def measure_learner(setup: Setup, *, settings: Settings, key: PRNGKey, log: Call
         name = f"learner samples ({lc.optimizer}, {how} {settings.num_updates} updates)"
         log(name)
         steps = make_update_steps(learner, num_updates=settings.num_updates, unroll=unroll)
-        seconds = time_call(jit(steps, settings), train_state, batch, settings=settings)
+        seconds, _ = time_call(jit(steps, settings), train_state, batch, settings=settings)
         rows.append(Row(name, lc.batch_size, lc.batch_size * settings.num_updates / seconds))
     return rows
 
@@ -367,13 +373,15 @@ def resolve_config(game_name: str, path: str | None) -> tuple[ml_collections.Con
     `path` if given (its game replaced by `game_name`), else experiments/<game_name>.py where
     it exists, else the default experiment with its game replaced.
     """
+    source = path
     if path is None:
         for root in (Path.cwd(), config_lib.REPO_ROOT):
             if (root / "experiments" / f"{game_name}.py").is_file():
                 path = str(root / "experiments" / f"{game_name}.py")
+                source = f"experiments/{game_name}.py"
                 break
     config = config_lib.load_config(path)
-    source = path or "default experiment"
+    source = source or "default experiment"
     if config.game != game_name:
         config.game = game_name
         config.game_kwargs = ml_collections.ConfigDict()
@@ -395,7 +403,7 @@ def parse_batch_sizes(text: str, *, quick: bool) -> list[int]:
     return sizes
 
 
-def format_rate(rate: float | None) -> str:
+def format_rate(rate: float) -> str:
     """A rate with thousands separators (three significant digits below 100)."""
     return f"{rate:,.0f}" if rate >= 100 else f"{rate:.3g}"
 
@@ -422,8 +430,8 @@ def header(game_name: str, source: str, *, quick: bool) -> str:
     device = jax.devices()[0]
     mode = ", quick" if quick else ""
     return (
-        f"azjax bench: {game_name} ({source}{mode}) on {device} [{device.device_kind}] "
-        f"x{jax.device_count()}, jax {jax.__version__}"
+        f"azjax bench: {game_name} ({source}{mode}); device {device} ({device.device_kind}), "
+        f"{jax.device_count()} device(s), {os.cpu_count()} CPU cores; jax {jax.__version__}"
     )
 
 
@@ -441,7 +449,7 @@ def run(args) -> tuple[list[Row], str]:
     start = time.perf_counter()
     rows = benchmark(config, batch_sizes=batch_sizes, settings=settings, log=log)
     footer = (
-        f"Best of up to {settings.max_repeats} timed repetitions after a compiling warm-up; "
+        f"Best of up to {settings.max_repeats} timed repetition(s) after a compiling warm-up; "
         f"{settings.num_plies} plies per random-play call; pgx's step also computes the "
         f"observation. Bench took {time.perf_counter() - start:.0f} s."
     )

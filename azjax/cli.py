@@ -20,7 +20,7 @@ def _split_overrides(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     while index < len(argv):
         arg = argv[index]
         if arg.startswith("--config."):
-            key, sep, value = arg[len("--config."):].partition("=")
+            key, sep, value = arg[len("--config.") :].partition("=")
             if not sep:
                 if index + 1 >= len(argv):
                     from azjax.types import UserError  # noqa: PLC0415
@@ -40,22 +40,37 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
 
     train = commands.add_parser("train", help="train an agent (resumes an existing workdir)")
-    train.add_argument("--config", default=None,
-                       help="experiment file with get_config() (default: connect_four)")
+    train.add_argument(
+        "--config", default=None, help="experiment file with get_config() (default: connect_four)"
+    )
     train.add_argument("--workdir", default=None, help="run directory (default: runs/<name>)")
-    train.add_argument("--allow-config-change", action="store_true",
-                       help="resume a workdir even though its saved config differs")
+    train.add_argument(
+        "--allow-config-change",
+        action="store_true",
+        help="resume a workdir even though its saved config differs",
+    )
     train.add_argument("--devices", type=int, default=None, help="use the first N devices")
 
     evaluate = commands.add_parser("evaluate", help="play a trained agent against an opponent")
     evaluate.add_argument("--workdir", required=True, help="run directory of the agent")
-    evaluate.add_argument("--opponent", default="mcts:200",
-                          help="random, mcts:N (pure MCTS, N simulations) or workdir:PATH")
+    evaluate.add_argument(
+        "--opponent",
+        default="mcts:200",
+        help="random, mcts:N (pure MCTS, N simulations) or workdir:PATH",
+    )
     evaluate.add_argument("--games", type=int, default=100, help="games (even), half as first")
-    evaluate.add_argument("--simulations", type=int, default=None,
-                          help="the agent's simulations per move (default: the run's eval setting)")
-    evaluate.add_argument("--opening-plies", type=int, default=None,
-                          help="random opening moves (default 0; 2 against another workdir)")
+    evaluate.add_argument(
+        "--simulations",
+        type=int,
+        default=None,
+        help="the agent's simulations per move (default: the run's eval setting)",
+    )
+    evaluate.add_argument(
+        "--opening-plies",
+        type=int,
+        default=None,
+        help="random opening moves (default 0; 2 against another workdir)",
+    )
     evaluate.add_argument("--seed", type=int, default=0)
 
     play = commands.add_parser("play", help="play against a trained agent in the terminal")
@@ -101,17 +116,23 @@ def _evaluate(args) -> int:
     if args.games <= 0 or args.games % 2:
         raise UserError(f"--games must be a positive even number, got {args.games}")
     agent = agent_lib.load_agent(args.workdir, num_simulations=args.simulations)
-    opponent, params = agent_lib.make_opponent(agent.game, args.opponent,
-                                               num_simulations=args.simulations)
+    opponent, params = agent_lib.make_opponent(
+        agent.game, args.opponent, num_simulations=args.simulations
+    )
     opening = args.opening_plies
     if opening is None:
         opening = 2 if arena_kind(args.opponent) == "workdir" else 0
-    match = jax.jit(arena.make_match(agent.game, agent.player, opponent, num_games=args.games,
-                                     opening_plies=opening))
+    match = jax.jit(
+        arena.make_match(
+            agent.game, agent.player, opponent, num_games=args.games, opening_plies=opening
+        )
+    )
     result = match(agent.variables, params, jax.random.PRNGKey(args.seed))
     summary = arena.summarize(jax.device_get(result.outcomes))
-    print(f"{args.workdir} (iteration {agent.iteration}, {agent.config.eval.num_simulations} "
-          f"simulations) vs {args.opponent}: {summary.format()}")
+    print(
+        f"{args.workdir} (iteration {agent.iteration}, {agent.config.eval.num_simulations} "
+        f"simulations) vs {args.opponent}: {summary.format()}"
+    )
     return 0
 
 
@@ -141,8 +162,9 @@ def _play(args) -> int:
             batched = jax.tree.map(lambda x: x[None], state)
             output = agent.act(batched, act_key)
             action = int(output.action[0])
-            print(f"agent plays {game.action_to_string(action)} "
-                  f"(value {float(output.value[0]):+.2f})")
+            print(
+                f"agent plays {game.action_to_string(action)} (value {float(output.value[0]):+.2f})"
+            )
         else:
             try:
                 text = input("your move: ")

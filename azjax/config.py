@@ -127,9 +127,7 @@ def _parse_value(key: str, text: str, current):
     if isinstance(current, tuple) and isinstance(value, list | tuple | str | int | float):
         value = tuple(value) if isinstance(value, list | tuple) else (value,)
     if type(value) is not type(current):
-        raise UserError(
-            f"config key {key!r} expects {type(current).__name__}, got {text!r}"
-        )
+        raise UserError(f"config key {key!r} expects {type(current).__name__}, got {text!r}")
     return value
 
 
@@ -181,11 +179,15 @@ def validate(config: ml_collections.ConfigDict) -> None:
         if config[group][field] <= 0:
             raise UserError(f"config key {key!r} must be positive, got {config[group][field]}")
     if config.search.algorithm not in ("puct", "gumbel"):
-        raise UserError(f"search.algorithm must be 'puct' or 'gumbel', got {config.search.algorithm!r}")
+        raise UserError(
+            f"search.algorithm must be 'puct' or 'gumbel', got {config.search.algorithm!r}"
+        )
     if config.learner.optimizer not in ("adam", "sgd"):
-        raise UserError(f"learner.optimizer must be 'adam' or 'sgd', got {config.learner.optimizer!r}")
+        raise UserError(
+            f"learner.optimizer must be 'adam' or 'sgd', got {config.learner.optimizer!r}"
+        )
     if config.learner.schedule not in ("constant", "cosine", "piecewise"):
-        raise UserError(f"learner.schedule must be constant, cosine or piecewise")
+        raise UserError("learner.schedule must be constant, cosine or piecewise")
     if config.network.num_blocks < 0:
         raise UserError("network.num_blocks must be >= 0")
     for opponent in config.eval.opponents:
@@ -226,9 +228,16 @@ def flatten(tree: dict, prefix: str = "") -> dict[str, object]:
 
 
 # Keys that may change when resuming without changing what the run computes.
-RESUMABLE_KEYS = ("train.num_iterations", "train.max_minutes", "train.checkpoint_every",
-                  "train.keep_checkpoints", "eval.every", "eval.num_games", "eval.opponents",
-                  "eval.num_simulations")
+RESUMABLE_KEYS = (
+    "train.num_iterations",
+    "train.max_minutes",
+    "train.checkpoint_every",
+    "train.keep_checkpoints",
+    "eval.every",
+    "eval.num_games",
+    "eval.opponents",
+    "eval.num_simulations",
+)
 
 
 def config_differences(saved: dict, given: dict) -> list[str]:

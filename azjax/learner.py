@@ -105,8 +105,9 @@ def make_learner(
 
     def update(state: TrainState, batch: Batch) -> tuple[TrainState, dict]:
         def loss_fn(params):
-            return loss_terms(network, Variables(params, state.variables.batch_stats), batch,
-                              weight_decay)
+            return loss_terms(
+                network, Variables(params, state.variables.batch_stats), batch, weight_decay
+            )
 
         grads, (batch_stats, metrics) = jax.grad(loss_fn, has_aux=True)(state.variables.params)
         updates, opt_state = optimizer.update(grads, state.opt_state, state.variables.params)

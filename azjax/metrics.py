@@ -69,7 +69,8 @@ def progress_line(record: dict) -> str:
         f"buffer {record['buffer_size']}",
     ]
     evals = [
-        f"{key[5:-9]} {value:.2f}" for key, value in record.items()
+        f"{key[5:-9]} {value:.2f}"
+        for key, value in record.items()
         if key.startswith("eval/") and key.endswith("/win_rate")
     ]
     if evals:
@@ -77,5 +78,6 @@ def progress_line(record: dict) -> str:
     return " | ".join(parts)
 
 
-def print_progress(record: dict, stream=sys.stdout) -> None:
-    print(progress_line(record), file=stream, flush=True)
+def print_progress(record: dict, stream=None) -> None:
+    """Prints the progress line of a record (to stdout by default)."""
+    print(progress_line(record), file=stream or sys.stdout, flush=True)

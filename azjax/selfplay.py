@@ -173,7 +173,9 @@ def make_selfplay(
 
         flat = lambda x: x.reshape((-1, *x.shape[2:]))  # noqa: E731
         batch = Batch(
-            obs=flat(sequence.obs), policy=flat(sequence.policy), value=flat(jnp.nan_to_num(targets))
+            obs=flat(sequence.obs),
+            policy=flat(sequence.policy),
+            value=flat(jnp.nan_to_num(targets)),
         )
         first_wins = jnp.sum(ended & (rewards[..., 0] > 0))
         second_wins = jnp.sum(ended & (rewards[..., 1] > 0))

@@ -17,7 +17,8 @@ import numpy as np
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from azjax import arena, config as config_lib, replay
+from azjax import arena, replay
+from azjax import config as config_lib
 from azjax.agent import make_game_and_network, make_opponent
 from azjax.checkpoint import Checkpointer
 from azjax.games import Game
@@ -50,7 +51,8 @@ class Trainer(NamedTuple):
     game: Game
     network: Network
     init: callable  # init(key) -> TrainerState
-    iterate: callable  # iterate(state) -> (state, metrics)
+    play: callable  # play(state) -> (state, self-play metrics, learner keys [calls, chunk, 2])
+    learn: callable  # learn(state, keys [chunk, 2]) -> (state, learner metrics)
     mesh: Mesh
     shardings: TrainerState  # NamedSharding per leaf
 
@@ -70,7 +72,9 @@ def make_trainer(config: ml_collections.ConfigDict, *, mesh: Mesh | None = None)
     for key in ("selfplay.batch_size", "learner.batch_size"):
         group, field = key.split(".")
         if config[group][field] % num_devices:
-            raise UserError(f"{key}={config[group][field]} must be divisible by {num_devices} devices")
+            raise UserError(
+                f"{key}={config[group][field]} must be divisible by {num_devices} devices"
+            )
     game, network = make_game_and_network(config)
     search = search_from_config(game, network_evaluator(game, network), config.search, explore=True)
     selfplay = make_selfplay(
@@ -126,56 +130,80 @@ def make_trainer(config: ml_collections.ConfigDict, *, mesh: Mesh | None = None)
             batch = batch.replace(obs=obs, policy=policy)
         return jax.lax.with_sharding_constraint(batch, batch_sharding)
 
-    def iterate(state: TrainerState) -> tuple[TrainerState, dict]:
+    # XLA:CPU runs convolution gradients ~20x slower inside a loop body (lax.scan or
+    # fori_loop; measured 690 vs 31 ms per Connect Four update), and unrolling many updates
+    # compiles slowly. So `learn` unrolls a chunk of at most 8 updates and the host calls it
+    # updates_per_iteration / chunk times.
+    chunk = max(
+        c
+        for c in range(1, min(lc.updates_per_iteration, 8) + 1)
+        if lc.updates_per_iteration % c == 0
+    )
+
+    def play(state: TrainerState) -> tuple[TrainerState, dict, Array]:
+        """Self-play one iteration and store its labelled positions.
+
+        Returns the new state, self-play metrics and the learner keys [U/chunk, chunk, 2].
+        """
         key, selfplay_key, learn_key = jax.random.split(state.key, 3)
         selfplay_state, played = selfplay.run(
             state.train_state.variables, state.selfplay, selfplay_key
         )
         buffer = replay.add(state.buffer, played.batch, played.valid)
-        ready = buffer.size >= config.replay.min_size
-
-        def update(train_state: TrainState, update_key: Array):
-            new_state, metrics = learner.update(train_state, sample_batch(buffer, update_key))
-            new_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new_state, train_state)
-            return new_state, metrics
-
-        train_state, learn_metrics = jax.lax.scan(
-            update, state.train_state, jax.random.split(learn_key, lc.updates_per_iteration)
-        )
-        metrics = {name: jnp.mean(value) for name, value in learn_metrics.items()}
-        metrics.update(
-            learning_rate=schedule(train_state.step),
-            updates=train_state.step,
+        games = jnp.maximum(played.num_games, 1)
+        metrics = dict(
             games=played.num_games,
-            average_game_length=played.total_game_length / jnp.maximum(played.num_games, 1),
-            first_player_win_rate=played.first_player_wins / jnp.maximum(played.num_games, 1),
-            second_player_win_rate=played.second_player_wins / jnp.maximum(played.num_games, 1),
+            average_game_length=played.total_game_length / games,
+            first_player_win_rate=played.first_player_wins / games,
+            second_player_win_rate=played.second_player_wins / games,
             positions_added=jnp.sum(played.valid),
             root_value=played.root_value,
             buffer_size=buffer.size,
         )
         positions = config.selfplay.batch_size * config.selfplay.num_steps
-        next_state = TrainerState(
-            train_state=train_state,
+        next_state = state.replace(
             buffer=buffer,
             selfplay=selfplay_state,
             key=key,
             iteration=state.iteration + 1,
             num_games=state.num_games + played.num_games,
             num_positions=state.num_positions + positions,
-            elapsed=state.elapsed,
         )
-        return next_state, metrics
+        learn_keys = jax.random.split(learn_key, lc.updates_per_iteration)
+        return next_state, metrics, learn_keys.reshape(-1, chunk, *learn_keys.shape[1:])
+
+    def learn(state: TrainerState, keys: Array) -> tuple[TrainerState, dict]:
+        """`chunk` learner updates on minibatches from the buffer (none before min_size)."""
+        ready = state.buffer.size >= config.replay.min_size
+        train_state, all_metrics = state.train_state, []
+        for index in range(chunk):
+            new_state, metrics = learner.update(
+                train_state, sample_batch(state.buffer, keys[index])
+            )
+            train_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new_state, train_state)
+            all_metrics.append(metrics)
+        metrics = jax.tree.map(lambda *values: jnp.mean(jnp.stack(values)), *all_metrics)
+        metrics.update(learning_rate=schedule(train_state.step), updates=train_state.step)
+        return state.replace(train_state=train_state), metrics
 
     abstract = jax.eval_shape(init, jax.random.PRNGKey(0))
     replicated = NamedSharding(mesh, PartitionSpec())
     shardings = abstract.replace(
-        **{f: jax.tree.map(lambda _: replicated, getattr(abstract, f))
-           for f in ("train_state", "buffer", "key", "iteration", "num_games", "num_positions",
-                     "elapsed")},
+        **{
+            f: jax.tree.map(lambda _: replicated, getattr(abstract, f))
+            for f in (
+                "train_state",
+                "buffer",
+                "key",
+                "iteration",
+                "num_games",
+                "num_positions",
+                "elapsed",
+            )
+        },
         selfplay=jax.tree.map(lambda _: batch_sharding, abstract.selfplay),
     )
-    return Trainer(game, network, init, iterate, mesh, shardings)
+    return Trainer(game, network, init, play, learn, mesh, shardings)
 
 
 def prepare_workdir(config, workdir: Path, *, allow_config_change: bool) -> None:
@@ -209,8 +237,9 @@ def make_evaluation(trainer: Trainer, config: ml_collections.ConfigDict):
     search_config = ml_collections.ConfigDict(config.search.to_dict())
     search_config.num_simulations = config.eval.num_simulations
     agent = arena.search_player(
-        search_from_config(game, network_evaluator(game, trainer.network), search_config,
-                           explore=False)
+        search_from_config(
+            game, network_evaluator(game, trainer.network), search_config, explore=False
+        )
     )
     matches = {}
     for spec in config.eval.opponents:
@@ -234,8 +263,12 @@ def make_evaluation(trainer: Trainer, config: ml_collections.ConfigDict):
 
 
 _COMPILED: dict = {}
-_BOOKKEEPING = ("train.num_iterations", "train.max_minutes", "train.checkpoint_every",
-                "train.keep_checkpoints")
+_BOOKKEEPING = (
+    "train.num_iterations",
+    "train.max_minutes",
+    "train.checkpoint_every",
+    "train.keep_checkpoints",
+)
 
 
 def compiled_functions(config: ml_collections.ConfigDict, mesh: Mesh | None):
@@ -254,11 +287,31 @@ def compiled_functions(config: ml_collections.ConfigDict, mesh: Mesh | None):
     if (train_key, devices) not in _COMPILED:
         trainer = make_trainer(config, mesh=mesh)
         init = jax.jit(trainer.init, out_shardings=trainer.shardings)
-        iterate = jax.jit(
-            trainer.iterate,
+        play = jax.jit(
+            trainer.play,
             in_shardings=(trainer.shardings,),
+            out_shardings=(trainer.shardings, None, None),
+        )
+        learn = jax.jit(
+            trainer.learn,
+            in_shardings=(trainer.shardings, None),
             out_shardings=(trainer.shardings, None),
         )
+
+        def iterate(state: TrainerState) -> tuple[TrainerState, dict]:
+            """One iteration: self-play, then the learner updates, chunk by chunk."""
+            state, metrics, learn_keys = play(state)
+            learn_metrics = []
+            for keys in learn_keys:
+                state, chunk_metrics = learn(state, keys)
+                learn_metrics.append(chunk_metrics)
+            metrics.update(jax.tree.map(lambda *v: jnp.mean(jnp.stack(v)), *learn_metrics))
+            metrics.update(
+                learning_rate=learn_metrics[-1]["learning_rate"],
+                updates=learn_metrics[-1]["updates"],
+            )
+            return state, metrics
+
         _COMPILED[train_key, devices] = (trainer, init, iterate)
     trainer, init, iterate = _COMPILED[train_key, devices]
     eval_key = json.dumps({k: v for k, v in flat.items() if k not in _BOOKKEEPING}, sort_keys=True)
@@ -304,6 +357,7 @@ def train(
     def put_elapsed(seconds: float) -> Array:
         # Same sharding as iterate's output, so the next call hits the compilation cache.
         return jax.device_put(jnp.float32(seconds), trainer.shardings.elapsed)
+
     deadline = math.inf if config.train.max_minutes <= 0 else 60.0 * config.train.max_minutes
     saved_iteration = start_iteration
     record = None
@@ -345,8 +399,10 @@ def train(
             writer.write(record)
         if int(state.iteration) != saved_iteration:
             checkpointer.save(int(state.iteration), *split_state(state))
-        log(f"\ninterrupted: saved iteration {int(state.iteration)} in {workdir}; "
-            "run the same command again to resume")
+        log(
+            f"\ninterrupted: saved iteration {int(state.iteration)} in {workdir}; "
+            "run the same command again to resume"
+        )
         writer.close()
         checkpointer.close()
         raise
@@ -354,8 +410,10 @@ def train(
         checkpointer.save(int(state.iteration), *split_state(state))
     writer.close()
     checkpointer.close()
-    log(f"done: {int(state.iteration)} iterations, {int(state.num_games)} games, "
-        f"{elapsed / 60:.1f} min; checkpoints in {workdir / 'checkpoints'}")
+    log(
+        f"done: {int(state.iteration)} iterations, {int(state.num_games)} games, "
+        f"{elapsed / 60:.1f} min; checkpoints in {workdir / 'checkpoints'}"
+    )
     return state
 
 

@@ -17,7 +17,7 @@ def get_config():
     config.selfplay.temperature_moves = 4
     config.replay.capacity = 20_000
     config.replay.min_size = 1_000
-    config.learner.updates_per_iteration = 8
+    config.learner.updates_per_iteration = 16
     config.train.num_iterations = 60
     config.eval.every = 20
     config.eval.opponents = ("random", "mcts:200")

@@ -13,8 +13,11 @@ from azjax.networks import make_network
 
 def rows(values):
     values = jnp.asarray(values, jnp.float32)
-    return replay.Batch(obs=values[:, None, None, None] * jnp.ones((1, 1, 1, 1)),
-                        policy=jnp.stack([values, -values], -1), value=values)
+    return replay.Batch(
+        obs=values[:, None, None, None] * jnp.ones((1, 1, 1, 1)),
+        policy=jnp.stack([values, -values], -1),
+        value=values,
+    )
 
 
 def test_ring_buffer_keeps_valid_rows_in_order_and_wraps():
@@ -46,8 +49,9 @@ def test_network_shapes_value_range_and_batch_norm_modes():
     logits, value, stats = NETWORK.apply(variables, obs, False)
     assert logits.shape == (5, 9) and value.shape == (5,)
     assert bool(jnp.all(jnp.abs(value) <= 1))
-    assert jax.tree.all(jax.tree.map(lambda a, b: bool(jnp.all(a == b)), stats,
-                                     variables.batch_stats))
+    assert jax.tree.all(
+        jax.tree.map(lambda a, b: bool(jnp.all(a == b)), stats, variables.batch_stats)
+    )
     _, _, train_stats = NETWORK.apply(variables, obs, True)
     changed = jax.tree.map(lambda a, b: bool(jnp.any(a != b)), train_stats, variables.batch_stats)
     assert all(jax.tree.leaves(changed))
@@ -70,8 +74,7 @@ def test_learner_fits_a_fixed_batch(optimizer):
     value = jnp.sign(jax.random.normal(jax.random.PRNGKey(2), (32,)))
     batch = replay.Batch(obs=obs, policy=policy, value=value)
     rate = 0.05 if optimizer == "sgd" else 3e-3
-    schedule = make_schedule(learning_rate=rate, schedule="cosine", warmup_steps=5,
-                             decay_steps=200)
+    schedule = make_schedule(learning_rate=rate, schedule="cosine", warmup_steps=5, decay_steps=200)
     learner = make_learner(NETWORK, make_optimizer(optimizer, schedule), weight_decay=1e-4)
     state = learner.init(NETWORK.init(key))
 

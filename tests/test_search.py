@@ -51,11 +51,18 @@ TTT_LOST = [0, 1, 4, 8, 6]
 @functools.cache
 def network_search(game_name, algorithm, num_simulations):
     game = games.make(game_name)
-    network = make_network(game.observation_shape, game.num_actions, channels=8, num_blocks=1,
-                           value_hidden=8)
+    network = make_network(
+        game.observation_shape, game.num_actions, channels=8, num_blocks=1, value_hidden=8
+    )
     variables = network.init(jax.random.PRNGKey(1))
-    search = make_search(game, network_evaluator(game, network), num_simulations=num_simulations,
-                         algorithm=algorithm, dirichlet_fraction=0.0, gumbel_scale=0.0)
+    search = make_search(
+        game,
+        network_evaluator(game, network),
+        num_simulations=num_simulations,
+        algorithm=algorithm,
+        dirichlet_fraction=0.0,
+        gumbel_scale=0.0,
+    )
     return jax.jit(search), variables
 
 

@@ -36,8 +36,9 @@ def random_search(params, states, key):
 
 
 def test_value_targets_of_a_scripted_game_spanning_three_calls():
-    selfplay = make_selfplay(TTT, lowest_legal_search, batch_size=2, num_steps=3,
-                             temperature_moves=0)
+    selfplay = make_selfplay(
+        TTT, lowest_legal_search, batch_size=2, num_steps=3, temperature_moves=0
+    )
     run = jax.jit(selfplay.run)
     state = selfplay.init(jax.random.PRNGKey(0))
     outputs = []
@@ -67,8 +68,9 @@ def test_value_targets_of_a_scripted_game_spanning_three_calls():
 
 def test_no_position_lost_or_duplicated_across_calls():
     batch_size, num_steps, calls = 16, 5, 12
-    selfplay = make_selfplay(TTT, random_search, batch_size=batch_size, num_steps=num_steps,
-                             temperature_moves=9)
+    selfplay = make_selfplay(
+        TTT, random_search, batch_size=batch_size, num_steps=num_steps, temperature_moves=9
+    )
     run = jax.jit(selfplay.run)
     state = selfplay.init(jax.random.PRNGKey(0))
     labelled, games_ended, plies_of_ended = 0, 0, 0
@@ -87,16 +89,19 @@ def test_no_position_lost_or_duplicated_across_calls():
     assert labelled == plies_of_ended
     assert int(buffer.size) == labelled
     # The pending positions of each slot are the plies of its running game so far.
-    np.testing.assert_array_equal(state.num_pending, np.where(
-        np.asarray(state.games.terminated), 0, np.asarray(state.games.step_count)))
+    np.testing.assert_array_equal(
+        state.num_pending,
+        np.where(np.asarray(state.games.terminated), 0, np.asarray(state.games.step_count)),
+    )
 
 
 def test_outcome_labels_alternate_within_each_game():
     """Within a game X's positions carry X's result and O's the opposite; the last mover
     never loses (a Tic-tac-toe game ends with a win for the mover or a draw)."""
     batch_size, num_steps = 64, 9
-    selfplay = make_selfplay(TTT, random_search, batch_size=batch_size, num_steps=num_steps,
-                             temperature_moves=9)
+    selfplay = make_selfplay(
+        TTT, random_search, batch_size=batch_size, num_steps=num_steps, temperature_moves=9
+    )
     state = selfplay.init(jax.random.PRNGKey(1))
     state, output = jax.jit(selfplay.run)(None, state, jax.random.PRNGKey(3))
     length = TTT.max_episode_length + num_steps

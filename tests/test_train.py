@@ -38,12 +38,22 @@ def test_run_writes_config_metrics_and_checkpoints(straight_run):
     assert saved["search"]["num_simulations"] == 4
     records = read_metrics(workdir)
     assert [r["iteration"] for r in records] == [1, 2, 3, 4]
-    for key in ("loss", "value_loss", "policy_loss", "policy_entropy", "positions_per_second",
-                "games_per_second", "average_game_length", "wall_time"):
+    for key in (
+        "loss",
+        "value_loss",
+        "policy_loss",
+        "policy_entropy",
+        "positions_per_second",
+        "games_per_second",
+        "average_game_length",
+        "wall_time",
+    ):
         assert all(np.isfinite(r[key]) for r in records), key
     assert "eval/random/win_rate" in records[1] and "eval/random/win_rate" not in records[0]
     assert sorted(p.name for p in (workdir / "checkpoints").iterdir() if p.name.isdigit()) == [
-        "2", "4"]
+        "2",
+        "4",
+    ]
 
 
 def test_stopped_and_resumed_run_equals_straight_run(straight_run, tmp_path):
@@ -60,9 +70,10 @@ def test_stopped_and_resumed_run_equals_straight_run(straight_run, tmp_path):
 
 def test_ctrl_c_saves_and_the_same_command_resumes(tmp_path):
     experiment = tmp_path / "tiny.py"
-    experiment.write_text(textwrap.dedent(f"""
+    experiment.write_text(
+        textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {str(REPO + '/tests')!r})
+        sys.path.insert(0, {str(REPO + "/tests")!r})
         from conftest import tiny_config
 
         def get_config():
@@ -70,12 +81,22 @@ def test_ctrl_c_saves_and_the_same_command_resumes(tmp_path):
             config.train.num_iterations = 100000
             config.train.checkpoint_every = 100000
             return config
-    """))
+    """)
+    )
     workdir = tmp_path / "run"
-    command = [PYTHON, "-m", "azjax.cli", "train", "--config", str(experiment),
-               "--workdir", str(workdir)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, env=subprocess_env())
+    command = [
+        PYTHON,
+        "-m",
+        "azjax.cli",
+        "train",
+        "--config",
+        str(experiment),
+        "--workdir",
+        str(workdir),
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=subprocess_env()
+    )
     for line in process.stdout:
         if line.startswith("it    3"):
             process.send_signal(signal.SIGINT)
@@ -87,8 +108,13 @@ def test_ctrl_c_saves_and_the_same_command_resumes(tmp_path):
     assert stopped >= 3
     assert [r["iteration"] for r in read_metrics(workdir)] == list(range(1, stopped + 1))
     # Resume two more iterations with the same command (plus a bookkeeping override).
-    finish = subprocess.run(command + [f"--config.train.num_iterations={stopped + 2}"],
-                            capture_output=True, text=True, env=subprocess_env(), timeout=300)
+    finish = subprocess.run(
+        command + [f"--config.train.num_iterations={stopped + 2}"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
     assert finish.returncode == 0, finish.stderr
     assert f"resuming {workdir} from iteration {stopped}" in finish.stdout
     assert [r["iteration"] for r in read_metrics(workdir)] == list(range(1, stopped + 3))
@@ -98,16 +124,22 @@ def test_ctrl_c_saves_and_the_same_command_resumes(tmp_path):
     config.train.checkpoint_every = 100000
     straight = train_lib.train(config, tmp_path / "straight", quiet=True)
     resumed = agent_lib.load_agent(workdir)
-    jax.tree.map(lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)),
-                 straight.train_state.variables, resumed.variables)
+    jax.tree.map(
+        lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)),
+        straight.train_state.variables,
+        resumed.variables,
+    )
 
 
 def test_load_agent_gives_moves_policies_and_values(straight_run):
     workdir, state = straight_run
     agent = agent_lib.load_agent(workdir, num_simulations=8)
     assert agent.iteration == 4
-    jax.tree.map(lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)),
-                 state.train_state.variables, agent.variables)
+    jax.tree.map(
+        lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)),
+        state.train_state.variables,
+        agent.variables,
+    )
     states = jax.vmap(agent.game.init)(jax.random.split(jax.random.PRNGKey(0), 3))
     output = agent.act(states, jax.random.PRNGKey(1))
     assert output.action.shape == (3,) and output.action_weights.shape == (3, 9)
