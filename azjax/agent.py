@@ -13,7 +13,7 @@ from typing import Any
 import jax
 import ml_collections
 
-from azjax import checkpoint, games
+from azjax import arena, checkpoint, games
 from azjax.arena import Player, random_player, search_player
 from azjax.config import parse_opponent_spec
 from azjax.games import Game, State
@@ -116,3 +116,31 @@ def make_opponent(game: Game, spec: str, *, num_simulations: int | None = None):
     if agent.game.name != game.name or agent.game.num_actions != game.num_actions:
         raise UserError(f"opponent {argument} plays {agent.game.name}, not {game.name}")
     return agent.player, agent.variables
+
+
+def make_evaluation(game: Game, network: Network, config: ml_collections.ConfigDict):
+    """Builds `evaluate(variables, iteration) -> metrics` playing the config's opponents."""
+    search_config = ml_collections.ConfigDict(config.search.to_dict())
+    search_config.num_simulations = config.eval.num_simulations
+    agent = arena.search_player(
+        search_from_config(game, network_evaluator(game, network), search_config, explore=False)
+    )
+    matches = {}
+    for spec in config.eval.opponents:
+        opponent, params = make_opponent(game, spec)
+        match = jax.jit(arena.make_match(game, agent, opponent, num_games=config.eval.num_games))
+        matches[spec] = (match, params)
+
+    def evaluate(variables, iteration: int) -> dict:
+        results = {}
+        for index, (spec, (match, params)) in enumerate(matches.items()):
+            key = jax.random.fold_in(jax.random.PRNGKey(config.seed + 1), iteration * 64 + index)
+            summary = arena.summarize(jax.device_get(match(variables, params, key).outcomes))
+            games = summary.games
+            results[f"eval/{spec}/win_rate"] = summary.wins / games
+            results[f"eval/{spec}/draw_rate"] = summary.draws / games
+            results[f"eval/{spec}/loss_rate"] = summary.losses / games
+            results[f"eval/{spec}/score"] = summary.score
+        return results
+
+    return evaluate

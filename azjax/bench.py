@@ -34,7 +34,7 @@ import ml_collections
 from azjax import config as config_lib
 from azjax.agent import make_game_and_network
 from azjax.games import Game
-from azjax.learner import Learner, TrainState, make_learner, make_optimizer, make_schedule
+from azjax.learner import Learner, TrainState, learner_from_config
 from azjax.networks import Network, Variables
 from azjax.replay import Batch
 from azjax.search import make_mcts_baseline, network_evaluator, search_from_config
@@ -94,6 +94,7 @@ class Environment(NamedTuple):
     init: Callable[[PRNGKey], Any]  # key -> state
     step: Callable[[Any, Array], Any]  # (state, action []) -> state
     done: Callable[[Any], Array]  # state -> [] bool, True once the game has ended
+    observe: Callable[[Any], Array]  # state -> observation of the player to move
 
 
 class Setup(NamedTuple):
@@ -107,7 +108,9 @@ class Setup(NamedTuple):
 
 def azjax_environment(game: Game) -> Environment:
     """Wraps an azjax game as an `Environment`."""
-    return Environment(init=game.init, step=game.step, done=lambda state: state.terminated)
+    return Environment(
+        init=game.init, step=game.step, done=lambda state: state.terminated, observe=game.observe
+    )
 
 
 def pgx_environment(game_name: str) -> Environment | str:
@@ -123,14 +126,17 @@ def pgx_environment(game_name: str) -> Environment | str:
         init=env.init,
         step=lambda state, action: env.step(state, action),
         done=lambda state: state.terminated | state.truncated,
+        observe=lambda state: state.observation,  # pgx computes it inside step
     )
 
 
 def make_random_play(env: Environment, *, batch_size: int, num_plies: int):
     """Builds `play(states [B], key) -> (states [B], num_steps [])`: uniformly random play.
 
-    Each ply samples a legal action per game, steps all B games with `vmap(env.step)`, and
-    restarts the games that ended. `num_steps` counts the steps taken in unfinished games.
+    Each ply samples a legal action per game, steps all B games with `vmap(env.step)`,
+    computes the observations (summed into a checksum so the compiler cannot drop them:
+    pgx's step computes them anyway), and restarts the games that ended. `num_steps` counts
+    the steps taken in unfinished games.
 
     Args:
       env: the environment.
@@ -149,17 +155,19 @@ def make_random_play(env: Environment, *, batch_size: int, num_plies: int):
             live = ~jax.vmap(env.done)(states)  # [B] bool
             states = jax.vmap(env.step)(states, action)
             ended = jax.vmap(env.done)(states)
+            checksum = jnp.sum(jax.vmap(env.observe)(states).astype(jnp.float32))
             states = jax.tree.map(
                 lambda new, old: jnp.where(ended.reshape((-1,) + (1,) * (old.ndim - 1)), new, old),
                 fresh,
                 states,
             )
-            return (states, num_steps + jnp.sum(live.astype(jnp.int32))), None
+            num_steps = num_steps + jnp.sum(live.astype(jnp.int32))
+            return (states, num_steps), checksum
 
-        (states, num_steps), _ = jax.lax.scan(
+        (states, num_steps), checksums = jax.lax.scan(
             ply, (states, jnp.zeros((), jnp.int32)), jax.random.split(key, num_plies)
         )
-        return states, num_steps
+        return states, num_steps + (jnp.sum(checksums) < -1.0).astype(jnp.int32)
 
     return play
 
@@ -167,7 +175,7 @@ def make_random_play(env: Environment, *, batch_size: int, num_plies: int):
 def make_update_steps(learner: Learner, *, num_updates: int, unroll: bool = False):
     """Builds `steps(train_state, batch) -> (train_state, loss [])`: `num_updates` updates.
 
-    The updates run in a `lax.scan`, as in the train loop, or unrolled: XLA:CPU runs
+    The updates run in a `lax.scan` or unrolled (as the train loop does, in chunks): XLA:CPU runs
     convolution gradients inside a loop body many times slower (jax-ml/jax#12868), and the
     table shows both.
     """
@@ -310,18 +318,7 @@ def measure_learner(setup: Setup, *, settings: Settings, key: PRNGKey, log: Call
     """Learner samples per second: `num_updates` updates on a random batch, scanned, unrolled."""
     config, game, network, variables = setup
     lc = config.learner
-    schedule = make_schedule(
-        learning_rate=lc.learning_rate,
-        schedule=lc.schedule,
-        warmup_steps=lc.warmup_steps,
-        decay_steps=lc.decay_steps,
-        boundaries=tuple(lc.boundaries),
-        decay_factor=lc.decay_factor,
-    )
-    optimizer = make_optimizer(
-        lc.optimizer, schedule, momentum=lc.momentum, max_grad_norm=lc.max_grad_norm
-    )
-    learner = make_learner(network, optimizer, weight_decay=lc.weight_decay)
+    learner, _ = learner_from_config(network, lc)
     train_state = learner.init(variables)
     batch = random_batch(game, key, lc.batch_size)
     rows = []
@@ -450,8 +447,8 @@ def run(args) -> tuple[list[Row], str]:
     rows = benchmark(config, batch_sizes=batch_sizes, settings=settings, log=log)
     footer = (
         f"Best of up to {settings.max_repeats} timed repetition(s) after a compiling warm-up; "
-        f"{settings.num_plies} plies per random-play call; pgx's step also computes the "
-        f"observation. Bench took {time.perf_counter() - start:.0f} s."
+        f"{settings.num_plies} plies per random-play call, observations included for both. "
+        f"Bench took {time.perf_counter() - start:.0f} s."
     )
     if not settings.optimize:
         footer += " Quick: compiled without XLA backend optimisation; rates are not meaningful."

@@ -5,6 +5,7 @@
     azjax evaluate --workdir runs/c4 --opponent mcts:800 --games 200
     azjax play --workdir runs/c4
     azjax bench --game connect_four
+    azjax plot --workdir runs/c4
 
 User mistakes (unknown game or key, bad value, missing or corrupt checkpoint, illegal move)
 print one line to stderr and exit with status 2.
@@ -84,6 +85,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--config", default=None, help="experiment file for search/network sizes")
     bench.add_argument("--batch-sizes", default="1,64,1024,4096")
     bench.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
+
+    plot = commands.add_parser("plot", help="plot a run's learning curve from metrics.jsonl")
+    plot.add_argument("--workdir", required=True)
+    plot.add_argument("--out", default=None, help="image file (default: WORKDIR/learning.png)")
 
     commands.add_parser("games", help="list the registered games")
     return parser
@@ -183,6 +188,20 @@ def _play(args) -> int:
     return 0
 
 
+def _plot(args) -> int:
+    from pathlib import Path  # noqa: PLC0415
+
+    from azjax.plots import plot_run  # noqa: PLC0415
+    from azjax.types import UserError  # noqa: PLC0415
+
+    if not (Path(args.workdir) / "metrics.jsonl").is_file():
+        raise UserError(f"{args.workdir} has no metrics.jsonl")
+    out = args.out or str(Path(args.workdir) / "learning.png")
+    plot_run(args.workdir, out)
+    print(f"wrote {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `azjax` console script; returns the exit status."""
     from azjax.types import UserError  # noqa: PLC0415
@@ -203,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
             from azjax import bench  # noqa: PLC0415
 
             return bench.main(args)
+        if args.command == "plot":
+            return _plot(args)
         if args.command == "games":
             from azjax import games  # noqa: PLC0415
 

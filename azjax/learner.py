@@ -116,3 +116,19 @@ def make_learner(
         return TrainState(Variables(params, batch_stats), opt_state, state.step + 1), metrics
 
     return Learner(init=init, update=update)
+
+
+def learner_from_config(network: Network, config) -> tuple[Learner, optax.Schedule]:
+    """The learner and learning-rate schedule described by `config.learner`."""
+    schedule = make_schedule(
+        learning_rate=config.learning_rate,
+        schedule=config.schedule,
+        warmup_steps=config.warmup_steps,
+        decay_steps=config.decay_steps,
+        boundaries=tuple(config.boundaries),
+        decay_factor=config.decay_factor,
+    )
+    optimizer = make_optimizer(
+        config.optimizer, schedule, momentum=config.momentum, max_grad_norm=config.max_grad_norm
+    )
+    return make_learner(network, optimizer, weight_decay=config.weight_decay), schedule

@@ -6,6 +6,8 @@ metrics)` built by `make_trainer(config)`; the loop only times, logs, evaluates 
 
 import json
 import math
+import signal
+import threading
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -17,12 +19,12 @@ import numpy as np
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from azjax import arena, replay
 from azjax import config as config_lib
-from azjax.agent import make_game_and_network, make_opponent
+from azjax import replay
+from azjax.agent import make_evaluation, make_game_and_network
 from azjax.checkpoint import Checkpointer
 from azjax.games import Game
-from azjax.learner import TrainState, make_learner, make_optimizer, make_schedule
+from azjax.learner import TrainState, learner_from_config
 from azjax.metrics import MetricsWriter, print_progress
 from azjax.networks import Network
 from azjax.replay import ReplayBuffer
@@ -86,18 +88,7 @@ def make_trainer(config: ml_collections.ConfigDict, *, mesh: Mesh | None = None)
         sample_search_action=config.search.algorithm == "gumbel",
     )
     lc = config.learner
-    schedule = make_schedule(
-        learning_rate=lc.learning_rate,
-        schedule=lc.schedule,
-        warmup_steps=lc.warmup_steps,
-        decay_steps=lc.decay_steps,
-        boundaries=tuple(lc.boundaries),
-        decay_factor=lc.decay_factor,
-    )
-    optimizer = make_optimizer(
-        lc.optimizer, schedule, momentum=lc.momentum, max_grad_norm=lc.max_grad_norm
-    )
-    learner = make_learner(network, optimizer, weight_decay=lc.weight_decay)
+    learner, schedule = learner_from_config(network, lc)
     candidates = config.selfplay.batch_size * (game.max_episode_length + config.selfplay.num_steps)
     if config.replay.capacity < candidates:
         raise UserError(
@@ -231,37 +222,6 @@ def prepare_workdir(config, workdir: Path, *, allow_config_change: bool) -> None
     path.write_text(config_lib.to_json(config))
 
 
-def make_evaluation(trainer: Trainer, config: ml_collections.ConfigDict):
-    """Builds `evaluate(variables, iteration) -> metrics` playing the config's opponents."""
-    game = trainer.game
-    search_config = ml_collections.ConfigDict(config.search.to_dict())
-    search_config.num_simulations = config.eval.num_simulations
-    agent = arena.search_player(
-        search_from_config(
-            game, network_evaluator(game, trainer.network), search_config, explore=False
-        )
-    )
-    matches = {}
-    for spec in config.eval.opponents:
-        opponent, params = make_opponent(game, spec)
-        match = jax.jit(arena.make_match(game, agent, opponent, num_games=config.eval.num_games))
-        matches[spec] = (match, params)
-
-    def evaluate(variables, iteration: int) -> dict:
-        results = {}
-        for index, (spec, (match, params)) in enumerate(matches.items()):
-            key = jax.random.fold_in(jax.random.PRNGKey(config.seed + 1), iteration * 64 + index)
-            summary = arena.summarize(jax.device_get(match(variables, params, key).outcomes))
-            games = summary.games
-            results[f"eval/{spec}/win_rate"] = summary.wins / games
-            results[f"eval/{spec}/draw_rate"] = summary.draws / games
-            results[f"eval/{spec}/loss_rate"] = summary.losses / games
-            results[f"eval/{spec}/score"] = summary.score
-        return results
-
-    return evaluate
-
-
 _COMPILED: dict = {}
 _BOOKKEEPING = (
     "train.num_iterations",
@@ -318,7 +278,7 @@ def compiled_functions(config: ml_collections.ConfigDict, mesh: Mesh | None):
     if config.eval.every <= 0:
         return trainer, init, iterate, None
     if eval_key not in _COMPILED:
-        _COMPILED[eval_key] = make_evaluation(trainer, config)
+        _COMPILED[eval_key] = make_evaluation(trainer.game, trainer.network, config)
     return trainer, init, iterate, _COMPILED[eval_key]
 
 
@@ -352,12 +312,20 @@ def train(
         f"training {config.game} in {workdir} on {trainer.mesh.devices.size} "
         f"{jax.devices()[0].platform} device(s); first iteration compiles"
     )
-    elapsed = float(state.elapsed)
+    # Wall-clock time of the run: everything since this session's loop began (compiling,
+    # self-play, learning, evaluation, checkpoints) plus the sessions before a resume.
+    session_start, resumed_elapsed = time.perf_counter(), float(state.elapsed)
+
+    def clock() -> float:
+        return resumed_elapsed + time.perf_counter() - session_start
 
     def put_elapsed(seconds: float) -> Array:
         # Same sharding as iterate's output, so the next call hits the compilation cache.
         return jax.device_put(jnp.float32(seconds), trainer.shardings.elapsed)
 
+    elapsed = clock()
+
+    restore_signals = _interrupt_on_signals()
     deadline = math.inf if config.train.max_minutes <= 0 else 60.0 * config.train.max_minutes
     saved_iteration = start_iteration
     record = None
@@ -367,7 +335,7 @@ def train(
             next_state, metrics = iterate(state)
             metrics = jax.device_get(metrics)
             seconds = time.perf_counter() - started
-            elapsed += seconds
+            elapsed = clock()
             state = next_state.replace(elapsed=put_elapsed(elapsed))
             iteration = int(state.iteration)
             positions = config.selfplay.batch_size * config.selfplay.num_steps
@@ -384,7 +352,7 @@ def train(
                 eval_started = time.perf_counter()
                 record.update(evaluate(state.train_state.variables, iteration))
                 eval_seconds = time.perf_counter() - eval_started
-                elapsed += eval_seconds
+                elapsed = clock()
                 record.update(wall_time=elapsed, eval_seconds=eval_seconds)
                 state = state.replace(elapsed=put_elapsed(elapsed))
             writer.write(record)
@@ -392,8 +360,11 @@ def train(
                 print_progress(record)
             record = None
             if iteration % config.train.checkpoint_every == 0:
-                checkpointer.save(iteration, *split_state(state))
+                checkpointer.save(
+                    iteration, *split_state(state.replace(elapsed=put_elapsed(clock())))
+                )
                 saved_iteration = iteration
+            elapsed = clock()
     except KeyboardInterrupt:
         if record is not None:
             writer.write(record)
@@ -406,6 +377,8 @@ def train(
         writer.close()
         checkpointer.close()
         raise
+    finally:
+        restore_signals()
     if int(state.iteration) != saved_iteration:
         checkpointer.save(int(state.iteration), *split_state(state))
     writer.close()
@@ -415,6 +388,25 @@ def train(
         f"{elapsed / 60:.1f} min; checkpoints in {workdir / 'checkpoints'}"
     )
     return state
+
+
+def _interrupt_on_signals():
+    """Turns SIGTERM (a scheduler's stop, `kill`) and SIGINT into KeyboardInterrupt, so the
+    loop saves before it stops. SIGINT is reinstalled because a shell starts background jobs
+    with it ignored. Returns a function restoring the previous handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def restore():
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore
 
 
 def split_state(state: TrainerState):

@@ -146,3 +146,20 @@ def test_load_agent_gives_moves_policies_and_values(straight_run):
     np.testing.assert_allclose(output.action_weights.sum(-1), 1.0, rtol=1e-5)
     logits, value = agent.policy_value(states)
     assert logits.shape == (3, 9) and value.shape == (3,)
+
+
+def test_gumbel_sgd_connect_four_iterations(tmp_path):
+    """The other search and optimizer on the other game: two iterations run and learn."""
+    config = tiny_config("connect_four")
+    config.search.algorithm = "gumbel"
+    config.learner.optimizer = "sgd"
+    config.learner.learning_rate = 0.02
+    config.learner.schedule = "piecewise"
+    config.learner.boundaries = (2,)
+    config.replay.capacity = 8 * (42 + 4)
+    config.train.num_iterations = 3
+    state = train_lib.train(config, tmp_path, quiet=True)
+    records = read_metrics(tmp_path)
+    assert int(state.train_state.step) > 0
+    assert records[-1]["learning_rate"] == pytest.approx(0.002)
+    assert all(np.isfinite(r["loss"]) for r in records)
