@@ -156,7 +156,8 @@ def test_gumbel_sgd_connect_four_iterations(tmp_path):
     config.learner.learning_rate = 0.02
     config.learner.schedule = "piecewise"
     config.learner.boundaries = (2,)
-    config.replay.capacity = 8 * (42 + 4)
+    config.selfplay.num_steps = 16  # Connect Four games need a few iterations to end
+    config.replay.capacity = 8 * (42 + 16)
     config.train.num_iterations = 3
     state = train_lib.train(config, tmp_path, quiet=True)
     records = read_metrics(tmp_path)
