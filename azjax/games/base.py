@@ -153,6 +153,45 @@ class Game(abc.ABC):
         return f"{type(self).__name__}(name={self.name!r})"
 
 
+def stone_planes(board: Array, current_player: Array, shape: tuple[int, int]) -> Array:
+    """Observation planes [H, W, 2] float32 of a stone board from the mover's view.
+
+    Args:
+      board: [H*W] int8, +1 for player 0's stones, -1 for player 1's, 0 empty.
+      current_player: [] int32 the player to move.
+      shape: (H, W).
+
+    Returns:
+      Plane 0 holds the mover's stones, plane 1 the opponent's.
+    """
+    mover = (1 - 2 * current_player).astype(board.dtype)
+    board = board.reshape(shape)
+    return jnp.stack([board == mover, board == -mover], axis=-1).astype(jnp.float32)
+
+
+def finish_placement(state: State, board: Array, won: Array, legal_action_mask: Array):
+    """The next state of a stone-placing game after the mover's stone is on `board`.
+
+    The turn passes; the game ends when the mover `won` (+1 to the mover, -1 to the
+    opponent) or no legal move is left (a draw).
+
+    Args:
+      state: the state before the move (a subclass with a `board` field).
+      board: [H*W] the board after the move.
+      won: [] bool, whether the move completed a winning line.
+      legal_action_mask: [A] bool, legal moves on the new board.
+    """
+    player = state.current_player
+    win_rewards = jnp.float32([1.0, -1.0]) * (1 - 2 * player)
+    return state.replace(
+        current_player=1 - player,
+        legal_action_mask=legal_action_mask,
+        terminated=won | ~jnp.any(legal_action_mask),
+        rewards=jnp.where(won, win_rewards, 0.0),
+        board=board,
+    )
+
+
 def dihedral_perms(height: int, width: int) -> np.ndarray:
     """Board-point permutations of the symmetry group of an H x W board.
 

@@ -81,19 +81,10 @@ class ConnectFour(base.Game):
         windows = board[jnp.asarray(_LINES_THROUGH)[point]]  # [M, 4]
         won = jnp.any(jnp.all(windows == stone, axis=-1))
         legal_action_mask = board[:_COLUMNS] == 0  # Room left at the top of the column.
-        win_rewards = jnp.float32([1.0, -1.0]) * (1 - 2 * player)
-        return state.replace(
-            current_player=1 - player,
-            legal_action_mask=legal_action_mask,
-            terminated=won | ~jnp.any(legal_action_mask),
-            rewards=jnp.where(won, win_rewards, 0.0),
-            board=board,
-        )
+        return base.finish_placement(state, board, won, legal_action_mask)
 
     def observe(self, state: ConnectFourState) -> Array:
-        mover = (1 - 2 * state.current_player).astype(jnp.int8)
-        board = state.board.reshape(_ROWS, _COLUMNS)
-        return jnp.stack([board == mover, board == -mover], axis=-1).astype(jnp.float32)
+        return base.stone_planes(state.board, state.current_player, (_ROWS, _COLUMNS))
 
     def render(self, state: ConnectFourState) -> str:
         """Draws the board with the column numbers 1-7 that `parse_action` accepts."""

@@ -58,19 +58,10 @@ class TicTacToe(base.Game):
         board = state.board.at[action].set(mark)
         won = jnp.any(jnp.all(board[_LINES] == mark, axis=-1))
         legal_action_mask = board == 0
-        win_rewards = jnp.float32([1.0, -1.0]) * (1 - 2 * player)
-        return state.replace(
-            current_player=1 - player,
-            legal_action_mask=legal_action_mask,
-            terminated=won | ~jnp.any(legal_action_mask),
-            rewards=jnp.where(won, win_rewards, 0.0),
-            board=board,
-        )
+        return base.finish_placement(state, board, won, legal_action_mask)
 
     def observe(self, state: TicTacToeState) -> Array:
-        mover = (1 - 2 * state.current_player).astype(jnp.int8)
-        board = state.board.reshape(_SIZE, _SIZE)
-        return jnp.stack([board == mover, board == -mover], axis=-1).astype(jnp.float32)
+        return base.stone_planes(state.board, state.current_player, (_SIZE, _SIZE))
 
     def render(self, state: TicTacToeState) -> str:
         """Draws the board with a key of the cell numbers 1-9 that `parse_action` accepts."""

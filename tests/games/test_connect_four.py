@@ -7,12 +7,12 @@ at `init` (our player i is pgx player `(first + i) % 2`), and pgx sets every act
 once a game is over (ours are all illegal).
 """
 
-import textwrap
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from pgx_reference import assert_matches_pgx
+from positions import check_finished_game, play
 
 import azjax.games
 from azjax.types import UserError
@@ -27,76 +27,8 @@ def game():
     return azjax.games.make("connect_four")
 
 
-def random_legal_action(key, legal_action_mask):
-    """A uniform legal action; action 0 when none is legal (stepping is then a no-op)."""
-    logits = jnp.where(legal_action_mask, 0.0, -jnp.inf)
-    return jax.random.categorical(key, logits).astype(jnp.int32)
-
-
-def play_against_reference(game, env, key, num_games):
-    """Feeds the same random legal actions to `game` and pgx `env`; records every ply [T+1, B]."""
-    init_key, play_key = jax.random.split(key)
-    init_keys = jax.random.split(init_key, num_games)
-    ours, theirs = jax.vmap(game.init)(init_keys), jax.vmap(env.init)(init_keys)
-    first = theirs.current_player  # [B] pgx's id for our player 0
-    their_order = (first[:, None] + jnp.arange(2)) % 2  # [B, 2] pgx id of our player i
-
-    def record(ours, theirs):
-        return {
-            "terminated": (ours.terminated, theirs.terminated),
-            "player": ((first + ours.current_player) % 2, theirs.current_player),
-            "rewards": (ours.rewards, jnp.take_along_axis(theirs.rewards, their_order, axis=1)),
-            "mask": (ours.legal_action_mask, theirs.legal_action_mask),
-            "observation": (jax.vmap(game.observe)(ours), theirs.observation.astype(jnp.float32)),
-        }
-
-    def ply(carry, key):
-        ours, theirs = carry
-        actions = jax.vmap(random_legal_action)(
-            jax.random.split(key, num_games), ours.legal_action_mask
-        )
-        ours, theirs = jax.vmap(game.step)(ours, actions), jax.vmap(env.step)(theirs, actions)
-        return (ours, theirs), record(ours, theirs)
-
-    plies = jax.random.split(play_key, game.max_episode_length + 1)
-    _, trajectory = jax.lax.scan(ply, (ours, theirs), plies)
-    trajectory = jax.tree.map(
-        lambda x, xs: jnp.concatenate([x[None], xs]), record(ours, theirs), trajectory
-    )
-    return jax.device_get(trajectory), jax.device_get(first)
-
-
 def test_random_play_matches_pgx(game):
-    env = pgx.make("connect_four")
-    trajectory, first = jax.jit(play_against_reference, static_argnums=(0, 1, 3))(
-        game, env, jax.random.key(0), NUM_GAMES
-    )
-    assert 0 < first.mean() < 1  # Both pgx seatings occur.
-    terminated = trajectory["terminated"][0]  # [T+1, B]
-    assert terminated[-1].all()
-    for name in ("terminated", "player", "rewards", "observation"):
-        ours, theirs = trajectory[name]
-        np.testing.assert_array_equal(ours, theirs, err_msg=name)
-    ours, theirs = trajectory["mask"]
-    np.testing.assert_array_equal(ours[~terminated], theirs[~terminated])
-    assert not ours[terminated].any()
-    final_rewards = trajectory["rewards"][0].sum(axis=0)  # [B, 2]
-    assert (final_rewards[:, 0] > 0).any() and (final_rewards[:, 1] > 0).any()
-    assert (final_rewards == 0).all(axis=1).any()  # Some random games are draws.
-
-
-def play(game, moves: str):
-    """Plays human column numbers (1-7) from the start, checking each move is accepted."""
-    state = game.init(jax.random.key(0))
-    step = jax.jit(game.step)
-    for move in moves:
-        assert not bool(state.terminated)
-        state = step(state, game.parse_action(move, state))
-    return state
-
-
-def board(text: str) -> str:
-    return textwrap.dedent(text).strip()
+    assert_matches_pgx(game, "connect_four", NUM_GAMES)
 
 
 # (moves as columns 1-7, the final board as `render` draws it)
@@ -184,17 +116,7 @@ FINISHED_GAMES = {
 
 @pytest.mark.parametrize("name", FINISHED_GAMES)
 def test_finished_games(game, name):
-    moves, expected = FINISHED_GAMES[name]
-    state = play(game, moves)
-    assert game.render(state) == board(expected)
-    assert bool(state.terminated)
-    assert int(state.step_count) == len(moves)
-    assert not state.legal_action_mask.any()
-    winner = {"X wins": [1.0, -1.0], "O wins": [-1.0, 1.0], "game over": [0.0, 0.0]}
-    np.testing.assert_array_equal(state.rewards, winner[board(expected).splitlines()[-1]])
-    before_last = play(game, moves[:-1])
-    assert not bool(before_last.terminated)
-    np.testing.assert_array_equal(before_last.rewards, [0.0, 0.0])
+    check_finished_game(game, *FINISHED_GAMES[name])
 
 
 def test_three_in_a_row_does_not_win(game):
