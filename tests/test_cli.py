@@ -108,7 +108,8 @@ def test_workdir_with_a_conflicting_config(capsys, trained, tmp_path):
     )
     assert status == 0, err
     assert "resuming" in out and "it    3" in out
-    assert any(p.name.startswith("events.out.tfevents") for p in (workdir / "tensorboard").iterdir())
+    events = (workdir / "tensorboard").iterdir()
+    assert any(path.name.startswith("events.out.tfevents") for path in events)
     status, out, err = run_cli(
         capsys,
         "train",

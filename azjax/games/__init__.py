@@ -1,15 +1,25 @@
-"""Game registry: `make(name, **kwargs)` returns a game object following `base.Game`."""
+"""Game registry: `make(name, **kwargs)` returns a game object following `base.Game`.
 
-from collections.abc import Callable
+Game modules are imported when first made, so importing azjax stays fast and a game's
+constant tables are built only when it is used.
+"""
+
+import importlib
 
 from azjax.games.base import Game, State
-from azjax.games.connect_four import ConnectFour
-from azjax.games.tic_tac_toe import TicTacToe
 from azjax.types import UserError
 
-_REGISTRY: dict[str, Callable[..., Game]] = {
-    "connect_four": ConnectFour,
-    "tic_tac_toe": TicTacToe,
+# name -> (module, class, preset keyword options)
+_REGISTRY: dict[str, tuple[str, str, dict]] = {
+    "connect_four": ("azjax.games.connect_four", "ConnectFour", {}),
+    "tic_tac_toe": ("azjax.games.tic_tac_toe", "TicTacToe", {}),
+    "gomoku": ("azjax.games.gomoku", "Gomoku", {}),
+    "gomoku_15x15": ("azjax.games.gomoku", "Gomoku", {"width": 15, "height": 15, "k": 5}),
+    "gomoku_9x9": ("azjax.games.gomoku", "Gomoku", {"width": 9, "height": 9, "k": 5}),
+    "gomoku_8x8": ("azjax.games.gomoku", "Gomoku", {"width": 8, "height": 8, "k": 5}),
+    "gomoku_6x6_k4": ("azjax.games.gomoku", "Gomoku", {"width": 6, "height": 6, "k": 4}),
+    "othello": ("azjax.games.othello", "Othello", {}),
+    "othello_6x6": ("azjax.games.othello", "Othello", {"size": 6}),
 }
 
 
@@ -19,16 +29,18 @@ def names() -> list[str]:
 
 
 def make(name: str, **kwargs) -> Game:
-    """Builds the game registered as `name` with its keyword options.
+    """Builds the game registered as `name`, with its preset options updated by `kwargs`.
 
     Raises:
       UserError: `name` is not a registered game or an option is not accepted.
     """
     if name not in _REGISTRY:
         raise UserError(f"unknown game {name!r}; known games: {', '.join(names())}")
+    module_name, class_name, preset = _REGISTRY[name]
+    game_class = getattr(importlib.import_module(module_name), class_name)
     try:
-        return _REGISTRY[name](**kwargs)
-    except TypeError as error:
+        return game_class(**{**preset, **kwargs})
+    except (TypeError, ValueError) as error:
         raise UserError(f"bad options for game {name!r}: {error}") from None
 
 

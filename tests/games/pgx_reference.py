@@ -50,12 +50,21 @@ def play_against_reference(game, env, key, num_games):
     return jax.device_get(trajectory), jax.device_get(first)
 
 
-def assert_matches_pgx(game, pgx_name: str, num_games: int = 2000):
+def assert_matches_pgx(
+    game, pgx_name: str, num_games: int = 2000, *, observation_planes: int | None = None
+) -> dict:
     """Plays `num_games` random games in both implementations and compares every ply.
 
     Compared: terminated, player to move, rewards (in our player order) and observations at
     every ply; legal masks while the game runs (pgx marks every action legal once over).
     Also checks both seatings of pgx occur, both players win some games and some are drawn.
+
+    Args:
+      observation_planes: compare only the first this many observation planes (for a game
+        whose observation adds planes to pgx's); None compares them all.
+
+    Returns:
+      The trajectory: name -> (ours, pgx's) numpy arrays [T+1, B, ...], as compared.
     """
     import pgx  # noqa: PLC0415
 
@@ -66,12 +75,15 @@ def assert_matches_pgx(game, pgx_name: str, num_games: int = 2000):
     assert 0 < first.mean() < 1  # Both pgx seatings occur.
     terminated = trajectory["terminated"][0]  # [T+1, B]
     assert terminated[-1].all()
-    for name in ("terminated", "player", "rewards", "observation"):
+    for name in ("terminated", "player", "rewards"):
         ours, theirs = trajectory[name]
         np.testing.assert_array_equal(ours, theirs, err_msg=name)
+    ours, theirs = trajectory["observation"]
+    np.testing.assert_array_equal(ours[..., :observation_planes], theirs, err_msg="observation")
     ours, theirs = trajectory["mask"]
     np.testing.assert_array_equal(ours[~terminated], theirs[~terminated])
     assert not ours[terminated].any()
     final_rewards = trajectory["rewards"][0].sum(axis=0)  # [B, 2]
     assert (final_rewards[:, 0] > 0).any() and (final_rewards[:, 1] > 0).any()
     assert (final_rewards == 0).all(axis=1).any()  # Some random games are draws.
+    return trajectory

@@ -1,5 +1,6 @@
 """Hand-played positions for the game tests: moves typed as a human types them."""
 
+import functools
 import textwrap
 
 import jax
@@ -10,7 +11,7 @@ def play(game, moves):
     """Plays human move names (as `game.parse_action` reads them) from the start position,
     checking that each move is accepted while the game runs. Returns the final state."""
     state = game.init(jax.random.key(0))
-    step = jax.jit(game.step)
+    step = _jitted_step(game)
     for move in moves:
         assert not bool(state.terminated)
         state = step(state, game.parse_action(move, state))
@@ -35,3 +36,9 @@ def check_finished_game(game, moves, expected: str) -> None:
     before_last = play(game, moves[:-1])
     assert not bool(before_last.terminated)
     np.testing.assert_array_equal(before_last.rewards, [0.0, 0.0])
+
+
+@functools.cache
+def _jitted_step(game):
+    """One compiled `step` per game object, shared by every hand-played test."""
+    return jax.jit(game.step)

@@ -27,7 +27,18 @@ def random_legal_action(key: jax.Array, legal_action_mask: jax.Array) -> jax.Arr
     return jax.random.categorical(key, logits).astype(jnp.int32)
 
 
-@pytest.fixture(scope="module", params=azjax.games.names())
+def distinct_game_names() -> list[str]:
+    """Registered names, keeping one name per distinct game (presets may alias `make` calls)."""
+    seen, distinct = set(), []
+    for name in azjax.games.names():
+        described = repr(vars(azjax.games.make(name)))
+        if described not in seen:
+            seen.add(described)
+            distinct.append(name)
+    return distinct
+
+
+@pytest.fixture(scope="module", params=distinct_game_names())
 def game(request):
     return azjax.games.make(request.param)
 
