@@ -1,8 +1,11 @@
-"""Trained agents and opponents as players: load one from a workdir and ask it for moves.
+"""Trained agents and opponents as players: load one from a workdir and ask it for moves;
+evaluate a network against the config's opponents.
 
-agent = azjax.agent.load_agent("runs/c4", num_simulations=200)
-states = jax.vmap(agent.game.init)(jax.random.split(key, 16))
-output = agent.act(states, key)   # action [B], action_weights [B, A], value [B]
+Example::
+
+    agent = azjax.agent.load_agent("runs/c4", num_simulations=200)
+    states = jax.vmap(agent.game.init)(jax.random.split(key, 16))
+    output = agent.act(states, key)   # action [B], action_weights [B, A], value [B]
 """
 
 import dataclasses
@@ -45,6 +48,14 @@ def read_config(workdir: str | Path) -> ml_collections.ConfigDict:
         raise UserError(f"{path} is corrupt: {error}") from None
 
 
+def evaluation_search(game: Game, network: Network, config: ml_collections.ConfigDict):
+    """The searcher an agent plays with: `config.search` at `config.eval.num_simulations`
+    simulations, without exploration noise."""
+    search_config = ml_collections.ConfigDict(config.search.to_dict())
+    search_config.num_simulations = config.eval.num_simulations
+    return search_from_config(game, network_evaluator(game, network), search_config, explore=False)
+
+
 @dataclasses.dataclass
 class Agent:
     """A trained network with its search, playing without exploration noise."""
@@ -56,11 +67,7 @@ class Agent:
     iteration: int
 
     def __post_init__(self):
-        search_config = ml_collections.ConfigDict(self.config.search.to_dict())
-        search_config.num_simulations = self.config.eval.num_simulations
-        self.search = search_from_config(
-            self.game, network_evaluator(self.game, self.network), search_config, explore=False
-        )
+        self.search = evaluation_search(self.game, self.network, self.config)
         self._act = jax.jit(self.search)
 
     def act(self, states: State, key: PRNGKey) -> SearchOutput:
@@ -120,11 +127,7 @@ def make_opponent(game: Game, spec: str, *, num_simulations: int | None = None):
 
 def make_evaluation(game: Game, network: Network, config: ml_collections.ConfigDict):
     """Builds `evaluate(variables, iteration) -> metrics` playing the config's opponents."""
-    search_config = ml_collections.ConfigDict(config.search.to_dict())
-    search_config.num_simulations = config.eval.num_simulations
-    agent = arena.search_player(
-        search_from_config(game, network_evaluator(game, network), search_config, explore=False)
-    )
+    agent = arena.search_player(evaluation_search(game, network, config))
     matches = {}
     for spec in config.eval.opponents:
         opponent, params = make_opponent(game, spec)

@@ -11,8 +11,8 @@ Four measurements, each a pure function built by a factory and jitted here, at t
 2. Search simulations per second: the config's AlphaZero search (freshly initialised network)
    and the pure-MCTS baseline, from the start position, at the self-play batch size.
 3. Self-play positions per second: one `SelfPlay.run` call (batch_size * num_steps plies).
-4. Learner samples per second: `Learner.update` steps on a random batch, in a `lax.scan` (as
-   in the train loop) and unrolled.
+4. Learner samples per second: `Learner.update` steps on a random batch, in a `lax.scan` and
+   unrolled (as the train loop runs them, in chunks).
 
 Every function is compiled by a warm-up call; the table reports the best of a few timed
 repetitions, each repeating the call until at least `min_seconds` have passed.
@@ -38,7 +38,7 @@ from azjax.learner import Learner, TrainState, learner_from_config
 from azjax.networks import Network, Variables
 from azjax.replay import Batch
 from azjax.search import make_mcts_baseline, network_evaluator, search_from_config
-from azjax.selfplay import make_selfplay
+from azjax.selfplay import selfplay_from_config
 from azjax.types import Array, PRNGKey, UserError
 
 # azjax game name -> pgx environment id, for games both implement with the same rules.
@@ -297,14 +297,7 @@ def measure_selfplay(setup: Setup, *, settings: Settings, key: PRNGKey, log: Cal
     config, game, network, variables = setup
     search = search_from_config(game, network_evaluator(game, network), config.search, explore=True)
     sc = config.selfplay
-    selfplay = make_selfplay(
-        game,
-        search,
-        batch_size=sc.batch_size,
-        num_steps=sc.num_steps,
-        temperature_moves=sc.temperature_moves,
-        sample_search_action=config.search.algorithm == "gumbel",
-    )
+    selfplay = selfplay_from_config(game, search, config)
     init_key, run_key = jax.random.split(key)
     state = jit(selfplay.init, settings)(init_key)
     name = f"self-play positions ({sc.num_steps} plies, {config.search.num_simulations} sims)"

@@ -191,3 +191,15 @@ def make_selfplay(
         return SelfPlayState(games, pending, num_pending), output
 
     return SelfPlay(init=init, run=run)
+
+
+def selfplay_from_config(game: Game, search: Callable[..., SearchOutput], config) -> SelfPlay:
+    """The self-play described by `config.selfplay` (Gumbel search plays its own action)."""
+    return make_selfplay(
+        game,
+        search,
+        batch_size=config.selfplay.batch_size,
+        num_steps=config.selfplay.num_steps,
+        temperature_moves=config.selfplay.temperature_moves,
+        sample_search_action=config.search.algorithm == "gumbel",
+    )

@@ -1,7 +1,8 @@
 """The host loop: self-play, learn, evaluate, log, checkpoint, resume.
 
-Everything inside an iteration is one jitted pure function `iterate(state) -> (state,
-metrics)` built by `make_trainer(config)`; the loop only times, logs, evaluates and saves.
+An iteration is two jitted pure functions built by `make_trainer(config)`: `play` (self-play
+and replay) and `learn` (a chunk of learner updates, called until the iteration's updates
+are done); the loop only times, logs, evaluates and saves.
 """
 
 import json
@@ -29,7 +30,7 @@ from azjax.metrics import MetricsWriter, print_progress
 from azjax.networks import Network
 from azjax.replay import ReplayBuffer
 from azjax.search import network_evaluator, search_from_config
-from azjax.selfplay import SelfPlayState, make_selfplay
+from azjax.selfplay import SelfPlayState, selfplay_from_config
 from azjax.types import Array, UserError
 
 
@@ -79,14 +80,7 @@ def make_trainer(config: ml_collections.ConfigDict, *, mesh: Mesh | None = None)
             )
     game, network = make_game_and_network(config)
     search = search_from_config(game, network_evaluator(game, network), config.search, explore=True)
-    selfplay = make_selfplay(
-        game,
-        search,
-        batch_size=config.selfplay.batch_size,
-        num_steps=config.selfplay.num_steps,
-        temperature_moves=config.selfplay.temperature_moves,
-        sample_search_action=config.search.algorithm == "gumbel",
-    )
+    selfplay = selfplay_from_config(game, search, config)
     lc = config.learner
     learner, schedule = learner_from_config(network, lc)
     candidates = config.selfplay.batch_size * (game.max_episode_length + config.selfplay.num_steps)
@@ -232,7 +226,10 @@ _BOOKKEEPING = (
 
 
 def compiled_functions(config: ml_collections.ConfigDict, mesh: Mesh | None):
-    """(trainer, jitted init, jitted iterate, evaluate) for a config, built once per process.
+    """(trainer, jitted init, iterate, evaluate) for a config, built once per process.
+
+    `iterate(state) -> (state, metrics)` calls the jitted `play` once and the jitted `learn`
+    once per chunk of updates; `evaluate` is None when evaluation is off.
 
     Runs in one process (tests, notebooks, sweeps) that differ only in bookkeeping keys
     share compiled functions instead of compiling again.
