@@ -19,6 +19,7 @@ class MetricsWriter:
                 if line.strip() and json.loads(line).get("iteration", 0) <= resume_iteration
             ]
             self.path.write_text("".join(line + "\n" for line in kept))
+        self.last_iteration = resume_iteration  # newest iteration in the file
         self._tensorboard = None
         if tensorboard:
             from tensorboardX import SummaryWriter  # noqa: PLC0415  (slow import)
@@ -30,6 +31,7 @@ class MetricsWriter:
         record = {k: _plain(v) for k, v in record.items()}
         with self.path.open("a") as stream:
             stream.write(json.dumps(record) + "\n")
+        self.last_iteration = record["iteration"]
         if self._tensorboard is not None:
             for key, value in record.items():
                 if key != "iteration" and isinstance(value, int | float) and math.isfinite(value):

@@ -363,7 +363,8 @@ def train(
                 saved_iteration = iteration
             elapsed = clock()
     except KeyboardInterrupt:
-        if record is not None:
+        # An interrupt can land between writing the record and clearing it: write it once.
+        if record is not None and record["iteration"] > writer.last_iteration:
             writer.write(record)
         if int(state.iteration) != saved_iteration:
             checkpointer.save(int(state.iteration), *split_state(state))
