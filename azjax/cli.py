@@ -168,7 +168,7 @@ def _play(args) -> int:
             output = agent.act(batched, act_key)
             action = int(output.action[0])
             print(
-                f"agent plays {game.action_to_string(action)} (value {float(output.value[0]):+.2f})"
+                f"agent plays {game.action_to_string(action, state)} (value {float(output.value[0]):+.2f})"
             )
         else:
             try:

@@ -121,8 +121,12 @@ class Game(abc.ABC):
             status = "game over"
         return "\n".join([*(" ".join(row) for row in grid), status])
 
-    def action_to_string(self, action: int) -> str:
-        """Names an action id the way `render` labels it and `parse_action` reads it back."""
+    def action_to_string(self, action: int, state: State | None = None) -> str:
+        """Names an action id the way `render` labels it and `parse_action` reads it back.
+
+        `state` is the (unbatched) position the action is played in; games whose action ids
+        are relative to the mover (Xiangqi) need it, the others ignore it.
+        """
         return str(int(action))
 
     def parse_action(self, text: str, state: State) -> int:
@@ -139,9 +143,9 @@ class Game(abc.ABC):
         """
         if bool(state.terminated):
             raise UserError("the game is over; no more moves can be played")
-        names = {self.action_to_string(a).lower(): a for a in range(self.num_actions)}
+        names = {self.action_to_string(a, state).lower(): a for a in range(self.num_actions)}
         legal = np.flatnonzero(np.asarray(state.legal_action_mask))
-        legal_names = " ".join(self.action_to_string(a) for a in legal)
+        legal_names = " ".join(self.action_to_string(a, state) for a in legal)
         action = names.get(text.strip().lower())
         if action is None:
             raise UserError(f"{text.strip()!r} is not a move; legal moves: {legal_names}")

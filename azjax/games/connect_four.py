@@ -91,6 +91,6 @@ class ConnectFour(base.Game):
         labels = " ".join(self.action_to_string(a) for a in range(_COLUMNS))
         return f"{labels}\n{super().render(state)}"
 
-    def action_to_string(self, action: int) -> str:
+    def action_to_string(self, action: int, state=None) -> str:
         """Columns are numbered 1-7 for humans (action id + 1)."""
         return str(int(action) + 1)

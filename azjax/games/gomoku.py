@@ -169,7 +169,7 @@ class Gomoku(base.Game):
         letters = " " * label_width + " " + " ".join(_COLUMN_NAMES[: self.width])
         return "\n".join([*numbered, letters, status])
 
-    def action_to_string(self, action: int) -> str:
+    def action_to_string(self, action: int, state=None) -> str:
         """Names a point by its column letter and its row number counted from the bottom."""
         row, column = divmod(int(action), self.width)
         return f"{_COLUMN_NAMES[column]}{self.height - row}"

@@ -175,7 +175,7 @@ class Othello(base.Game):
         header = " ".join(_COLUMN_LETTERS[: self._size])
         return "\n".join([header, *(f"{row} {i + 1}" for i, row in enumerate(rows)), status])
 
-    def action_to_string(self, action: int) -> str:
+    def action_to_string(self, action: int, state=None) -> str:
         """Names points as in Othello notation ("d3": column d, row 3 from the top), or "pass"."""
         row, column = divmod(int(action), self._size)
         return "pass" if row == self._size else f"{_COLUMN_LETTERS[column]}{row + 1}"

@@ -74,6 +74,6 @@ class TicTacToe(base.Game):
             [*(f"{row}    {cells}" for row, cells in zip(rows, key, strict=True)), status]
         )
 
-    def action_to_string(self, action: int) -> str:
+    def action_to_string(self, action: int, state=None) -> str:
         """Cells are numbered 1-9 for humans, row-major from the top-left (action id + 1)."""
         return str(int(action) + 1)
