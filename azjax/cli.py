@@ -167,9 +167,8 @@ def _play(args) -> int:
             batched = jax.tree.map(lambda x: x[None], state)
             output = agent.act(batched, act_key)
             action = int(output.action[0])
-            print(
-                f"agent plays {game.action_to_string(action, state)} (value {float(output.value[0]):+.2f})"
-            )
+            name = game.action_to_string(action, state)
+            print(f"agent plays {name} (value {float(output.value[0]):+.2f})")
         else:
             try:
                 text = input("your move: ")
