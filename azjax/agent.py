@@ -27,6 +27,7 @@ from azjax.search import (
     network_evaluator,
     search_from_config,
 )
+from azjax.selfplay import choose_action
 from azjax.types import PRNGKey, UserError
 
 
@@ -91,13 +92,17 @@ def load_agent(
     """Loads the latest (or `step`) checkpoint of a run as an `Agent`.
 
     Args:
-      workdir: the run directory (holding config.json and checkpoints/).
+      workdir: the run directory (holding config.json and checkpoints/), or the path of
+        one checkpoint in it (`RUN/checkpoints/STEP`).
       num_simulations: search simulations per move (default: the run's eval setting).
       step: iteration to load (default: the latest).
 
     Raises:
       UserError: not a run directory, no checkpoint, or a corrupt one.
     """
+    path = Path(workdir)
+    if path.name.isdigit() and path.parent.name == "checkpoints":  # a checkpoint's path
+        workdir, step = path.parent.parent, int(path.name) if step is None else step
     config = read_config(workdir)
     if num_simulations is not None:
         config.eval.num_simulations = int(num_simulations)
@@ -110,6 +115,27 @@ def load_agent(
     variables, _ = checkpointer.restore(step, example)
     checkpointer.close()
     return Agent(game, network, config, variables, step)
+
+
+def selfplay_player(agent: Agent) -> Player:
+    """Plays like training self-play: the run's training search (with exploration noise, at
+    `config.search.num_simulations`) and its temperature schedule."""
+    config = agent.config
+    search = search_from_config(
+        agent.game, network_evaluator(agent.game, agent.network), config.search, explore=True
+    )
+
+    def play(params, states: State, key: PRNGKey):
+        search_key, sample_key = jax.random.split(key)
+        return choose_action(
+            search(params, states, search_key),
+            states,
+            sample_key,
+            config.selfplay.temperature_moves,
+            sample_search_action=config.search.algorithm == "gumbel",
+        )
+
+    return play
 
 
 def make_opponent(game: Game, spec: str, *, num_simulations: int | None = None):

@@ -45,6 +45,8 @@ class MatchResult(NamedTuple):
     outcomes: Array  # [G] float32, +1 A won, 0 draw, -1 A lost
     a_first: Array  # [G] bool, whether A moved first in that game
     lengths: Array  # [G] int32 plies
+    actions: Array  # [T, G] int32 the moves played; game g's are actions[:lengths[g], g]
+    final_states: State  # [G] the final positions
 
 
 def make_match(
@@ -89,16 +91,22 @@ def make_match(
             random_actions = opening(None, states, opening_key)
             actions = jnp.where(ply_index < opening_plies, random_actions, actions)
             states = jax.vmap(game.step)(states, actions)
-            return (states, returns + states.rewards), None
+            return (states, returns + states.rewards), actions
 
         init_carry = (states, jnp.zeros((num_games, 2), jnp.float32))
         num_plies = game.max_episode_length
-        (states, returns), _ = jax.lax.scan(
+        (states, returns), actions = jax.lax.scan(
             ply, init_carry, (jnp.arange(num_plies), jax.random.split(play_key, num_plies))
         )
         a_first = jnp.arange(num_games) < half
         outcomes = jnp.where(a_first, returns[:, 0], returns[:, 1])
-        return MatchResult(outcomes=jnp.sign(outcomes), a_first=a_first, lengths=states.step_count)
+        return MatchResult(
+            outcomes=jnp.sign(outcomes),
+            a_first=a_first,
+            lengths=states.step_count,
+            actions=actions,
+            final_states=states,
+        )
 
     return match
 

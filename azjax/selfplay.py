@@ -57,6 +57,31 @@ class SelfPlay(NamedTuple):
     run: Callable[..., tuple[SelfPlayState, SelfPlayOutput]]
 
 
+def choose_action(
+    output: SearchOutput,
+    states: State,
+    key: PRNGKey,
+    temperature_moves: int,
+    *,
+    sample_search_action: bool = False,
+) -> Array:
+    """The self-play move [B] int32 for searched `states` [B].
+
+    For the first `temperature_moves` plies of a game the move is sampled from the search
+    policy (temperature 1), or is the search's own `action` with `sample_search_action`
+    (Gumbel search, whose action already carries noise); afterwards the policy's argmax.
+    """
+    if sample_search_action:
+        explore_action = output.action
+    else:
+        explore_action = jax.random.categorical(
+            key, jnp.log(output.action_weights + 1e-30), axis=-1
+        )
+    greedy_action = jnp.argmax(output.action_weights, axis=-1)
+    action = jnp.where(states.step_count < temperature_moves, explore_action, greedy_action)
+    return action.astype(jnp.int32)
+
+
 def make_selfplay(
     game: Game,
     search: Callable[..., SearchOutput],
@@ -101,15 +126,10 @@ def make_selfplay(
             states,
         )
         output = search(params, states, search_key)
-        if sample_search_action:
-            explore_action = output.action
-        else:
-            explore_action = jax.random.categorical(
-                sample_key, jnp.log(output.action_weights + 1e-30), axis=-1
-            )
-        greedy_action = jnp.argmax(output.action_weights, axis=-1)
-        action = jnp.where(states.step_count < temperature_moves, explore_action, greedy_action)
-        next_states = jax.vmap(game.step)(states, action.astype(jnp.int32))
+        action = choose_action(
+            output, states, sample_key, temperature_moves, sample_search_action=sample_search_action
+        )
+        next_states = jax.vmap(game.step)(states, action)
         record = Records(
             obs=jax.vmap(game.observe)(states),
             policy=output.action_weights,
