@@ -130,10 +130,21 @@ def pgx_environment(game_name: str) -> Environment | str:
     )
 
 
+def uniform_legal_action(key: PRNGKey, legal_action_mask: Array) -> Array:
+    """A uniformly random legal action per row of `legal_action_mask` [B, A] (0 where none is
+    legal): one uniform number per game picks the k-th legal action, far cheaper than a
+    categorical draw over all A logits when A is large (Xiangqi's 2086)."""
+    count = jnp.sum(legal_action_mask, axis=-1)  # [B]
+    k = jnp.floor(jax.random.uniform(key, count.shape) * count).astype(jnp.int32)
+    return jnp.argmax(jnp.cumsum(legal_action_mask, axis=-1) > k[:, None], axis=-1).astype(
+        jnp.int32
+    )
+
+
 def make_random_play(env: Environment, *, batch_size: int, num_plies: int):
     """Builds `play(states [B], key) -> (states [B], num_steps [])`: uniformly random play.
 
-    Each ply samples a legal action per game, steps all B games with `vmap(env.step)`,
+    Each ply samples a uniform legal action per game, steps all B games with `vmap(env.step)`,
     computes the observations (summed into a checksum so the compiler cannot drop them:
     pgx's step computes them anyway), and restarts the games that ended. `num_steps` counts
     the steps taken in unfinished games.
@@ -150,8 +161,7 @@ def make_random_play(env: Environment, *, batch_size: int, num_plies: int):
 
         def ply(carry, action_key):
             states, num_steps = carry
-            logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)  # [B, A]
-            action = jax.random.categorical(action_key, logits).astype(jnp.int32)  # [B]
+            action = uniform_legal_action(action_key, states.legal_action_mask)  # [B]
             live = ~jax.vmap(env.done)(states)  # [B] bool
             states = jax.vmap(env.step)(states, action)
             ended = jax.vmap(env.done)(states)
@@ -248,10 +258,40 @@ def measure_random_play(
     return int(num_steps) / seconds
 
 
+def measure_legal_masks(game: Game, *, batch_size: int, settings: Settings, key: PRNGKey) -> float:
+    """Legal-move masks computed per second, from scratch, by `game.legal_action_mask`.
+
+    The masks are computed for positions of random play (`num_plies` plies of B games,
+    collected first), each position once per timed call.
+    """
+    env = azjax_environment(game)
+    init_key, play_key = jax.random.split(key)
+
+    def positions(key: PRNGKey):
+        states = jax.vmap(env.init)(jax.random.split(init_key, batch_size))
+
+        def ply(states, action_key):
+            action = uniform_legal_action(action_key, states.legal_action_mask)
+            states = jax.vmap(env.step)(states, action)
+            return states, states
+
+        _, pool = jax.lax.scan(ply, states, jax.random.split(key, settings.num_plies))
+        return pool  # [T, B]
+
+    def masks(pool):
+        counts = jax.lax.map(lambda states: jnp.sum(jax.vmap(game.legal_action_mask)(states)), pool)
+        return jnp.sum(counts)
+
+    pool = jit(positions, settings)(play_key)
+    seconds, _ = time_call(jit(masks, settings), pool, settings=settings)
+    return settings.num_plies * batch_size / seconds
+
+
 def measure_env(
     game: Game, *, batch_sizes: list[int], settings: Settings, key: PRNGKey, log: Callable
 ) -> list[Row]:
-    """Rows of environment steps per second, azjax and pgx, one per batch size."""
+    """Rows of environment steps per second, azjax and pgx, one per batch size; for games
+    with a `legal_action_mask(state)` method also the masks per second it computes."""
     ours, theirs = azjax_environment(game), pgx_environment(game.name)
     rows = []
     for batch_size in batch_sizes:
@@ -259,9 +299,17 @@ def measure_env(
         rate = measure_random_play(ours, batch_size=batch_size, settings=settings, key=key)
         if isinstance(theirs, str):
             rows.append(Row("env steps (random play)", batch_size, rate, pgx_note=theirs))
-            continue
-        pgx_rate = measure_random_play(theirs, batch_size=batch_size, settings=settings, key=key)
-        rows.append(Row("env steps (random play)", batch_size, rate, pgx_rate))
+        else:
+            pgx_rate = measure_random_play(
+                theirs, batch_size=batch_size, settings=settings, key=key
+            )
+            rows.append(Row("env steps (random play)", batch_size, rate, pgx_rate))
+    if hasattr(game, "legal_action_mask"):
+        for batch_size in batch_sizes:
+            log(f"legal-move masks at batch {batch_size}")
+            rate = measure_legal_masks(game, batch_size=batch_size, settings=settings, key=key)
+            note = theirs if isinstance(theirs, str) else "not measured"
+            rows.append(Row("legal-move masks", batch_size, rate, pgx_note=note))
     return rows
 
 
@@ -330,13 +378,17 @@ def benchmark(
     batch_sizes: list[int],
     settings: Settings = FULL,
     seed: int = 0,
+    env_only: bool = False,
     log: Callable[[str], None] = lambda message: None,
 ) -> list[Row]:
-    """Measures every stage for the game and sizes of `config`; returns the table rows."""
+    """Measures every stage for the game and sizes of `config` (only the environment with
+    `env_only`); returns the table rows."""
     keys = jax.random.split(jax.random.PRNGKey(seed), 5)
     env_key, network_key, search_key, selfplay_key, learner_key = keys
     game, network = make_game_and_network(config)
     rows = measure_env(game, batch_sizes=batch_sizes, settings=settings, key=env_key, log=log)
+    if env_only:
+        return rows
     setup = Setup(config, game, network, jit(network.init, settings)(network_key))
     rows += measure_search(setup, settings=settings, key=search_key, log=log)
     rows.append(measure_selfplay(setup, settings=settings, key=selfplay_key, log=log))
@@ -437,7 +489,9 @@ def run(args) -> tuple[list[Row], str]:
         print(f"  measuring {message}", file=sys.stderr, flush=True)
 
     start = time.perf_counter()
-    rows = benchmark(config, batch_sizes=batch_sizes, settings=settings, log=log)
+    rows = benchmark(
+        config, batch_sizes=batch_sizes, settings=settings, env_only=args.env_only, log=log
+    )
     footer = (
         f"Best of up to {settings.max_repeats} timed repetition(s) after a compiling warm-up; "
         f"{settings.num_plies} plies per random-play call, observations included for both. "

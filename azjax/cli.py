@@ -4,6 +4,8 @@
         --config.search.num_simulations=32
     azjax evaluate --workdir runs/c4 --opponent mcts:800 --games 200
     azjax play --workdir runs/c4
+    azjax gtp --workdir runs/go_9x9 --simulations 200      # Go GUIs, GNU Go
+    azjax selfplay --workdir runs/go_9x9 --games 8 --sgf games/
     azjax bench --game connect_four
     azjax plot --workdir runs/c4
 
@@ -73,6 +75,24 @@ def _parser() -> argparse.ArgumentParser:
         help="random opening moves (default 0; 2 against another workdir)",
     )
     evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--sgf", default=None, help="write the games as SGF to this folder (go)")
+
+    selfplay = commands.add_parser(
+        "selfplay", help="play self-play games as in training and save them as SGF (go)"
+    )
+    selfplay.add_argument("--workdir", required=True, help="run directory or checkpoint path")
+    selfplay.add_argument("--games", type=int, default=8, help="games (even)")
+    selfplay.add_argument("--sgf", required=True, help="folder for the SGF files")
+    selfplay.add_argument("--seed", type=int, default=0)
+
+    gtp = commands.add_parser("gtp", help="a GTP engine on stdin/stdout for Go GUIs (go runs)")
+    gtp.add_argument("--workdir", required=True, help="run directory or checkpoint path")
+    gtp.add_argument("--simulations", type=int, default=None, help="search simulations per move")
+    gtp.add_argument("--sgf-dir", default=None, help="save each game played as SGF here")
+    gtp.add_argument(
+        "--resign-below", type=float, default=None, help="resign below this searched value"
+    )
+    gtp.add_argument("--seed", type=int, default=0)
 
     play = commands.add_parser("play", help="play against a trained agent in the terminal")
     play.add_argument("--workdir", required=True)
@@ -85,6 +105,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--config", default=None, help="experiment file for search/network sizes")
     bench.add_argument("--batch-sizes", default="1,64,1024,4096")
     bench.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
+    bench.add_argument(
+        "--env-only", action="store_true", help="only the environment rows (no network)"
+    )
 
     plot = commands.add_parser("plot", help="plot a run's learning curve from metrics.jsonl")
     plot.add_argument("--workdir", required=True)
@@ -116,6 +139,7 @@ def _evaluate(args) -> int:
 
     from azjax import agent as agent_lib  # noqa: PLC0415
     from azjax import arena  # noqa: PLC0415
+    from azjax.protocols import sgf  # noqa: PLC0415
     from azjax.types import UserError  # noqa: PLC0415
 
     if args.games <= 0 or args.games % 2:
@@ -132,13 +156,52 @@ def _evaluate(args) -> int:
             agent.game, agent.player, opponent, num_games=args.games, opening_plies=opening
         )
     )
+    if args.sgf:
+        sgf.check_go(agent.game)
     result = match(agent.variables, params, jax.random.PRNGKey(args.seed))
     summary = arena.summarize(jax.device_get(result.outcomes))
     print(
         f"{args.workdir} (iteration {agent.iteration}, {agent.config.eval.num_simulations} "
         f"simulations) vs {args.opponent}: {summary.format()}"
     )
+    if args.sgf:
+        name = f"azjax-{agent.iteration}"
+        records = sgf.match_records(agent.game, result, name, args.opponent)
+        paths = sgf.write_records(args.sgf, "arena", records)
+        print(f"wrote {len(paths)} SGF files to {args.sgf}")
     return 0
+
+
+def _selfplay(args) -> int:
+    import jax  # noqa: PLC0415
+
+    from azjax import agent as agent_lib  # noqa: PLC0415
+    from azjax import arena  # noqa: PLC0415
+    from azjax.protocols import sgf  # noqa: PLC0415
+    from azjax.types import UserError  # noqa: PLC0415
+
+    if args.games <= 0 or args.games % 2:
+        raise UserError(f"--games must be a positive even number, got {args.games}")
+    agent = agent_lib.load_agent(args.workdir)
+    sgf.check_go(agent.game)
+    player = agent_lib.selfplay_player(agent)
+    match = jax.jit(arena.make_match(agent.game, player, player, num_games=args.games))
+    result = match(agent.variables, agent.variables, jax.random.PRNGKey(args.seed))
+    name = f"azjax-{agent.iteration}"
+    paths = sgf.write_records(
+        args.sgf, "selfplay", sgf.match_records(agent.game, result, name, name)
+    )
+    print(f"wrote {len(paths)} self-play games to {args.sgf}")
+    return 0
+
+
+def _gtp(args) -> int:
+    from azjax import agent as agent_lib  # noqa: PLC0415
+    from azjax.protocols import gtp  # noqa: PLC0415
+
+    agent = agent_lib.load_agent(args.workdir, num_simulations=args.simulations)
+    engine = gtp.Engine(agent, sgf_dir=args.sgf_dir, seed=args.seed, resign_below=args.resign_below)
+    return gtp.serve(engine, sys.stdin, sys.stdout)
 
 
 def arena_kind(spec: str) -> str:
@@ -217,6 +280,10 @@ def main(argv: list[str] | None = None) -> int:
             return _evaluate(args)
         if args.command == "play":
             return _play(args)
+        if args.command == "selfplay":
+            return _selfplay(args)
+        if args.command == "gtp":
+            return _gtp(args)
         if args.command == "bench":
             from azjax import bench  # noqa: PLC0415
 

@@ -49,3 +49,25 @@ def subprocess_env(**extra) -> dict:
 
 
 PYTHON = sys.executable
+
+
+def untrained_run(workdir, config):
+    """A run directory holding `config` and freshly initialised network variables at
+    iteration 0 (enough for anything that loads an agent: evaluate, selfplay, gtp)."""
+    import jax  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+
+    from azjax import agent, checkpoint, train  # noqa: PLC0415
+
+    train.prepare_workdir(config, workdir, allow_config_change=False)
+    _, network = agent.make_game_and_network(config)
+    checkpointer = checkpoint.Checkpointer(workdir)
+    checkpointer.save(0, network.init(jax.random.PRNGKey(config.seed)), {"iteration": np.int32(0)})
+    checkpointer.close()
+    return workdir
+
+
+@pytest.fixture(scope="session")
+def go_run(tmp_path_factory):
+    """An untrained tiny go_9x9 run (search with 4 simulations)."""
+    return untrained_run(tmp_path_factory.mktemp("go_run"), tiny_config("go_9x9"))

@@ -16,7 +16,7 @@ from azjax.types import UserError
 def quick_bench():
     """(rows, text) of the quick bench on tic-tac-toe at batch sizes 1 and 64."""
     args = argparse.Namespace(
-        game="tic_tac_toe", config=None, batch_sizes="1,64,1024,4096", quick=True
+        game="tic_tac_toe", config=None, batch_sizes="1,64,1024,4096", quick=True, env_only=False
     )
     return bench.run(args)
 

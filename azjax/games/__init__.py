@@ -20,6 +20,10 @@ _REGISTRY: dict[str, tuple[str, str, dict]] = {
     "gomoku_6x6_k4": ("azjax.games.gomoku", "Gomoku", {"width": 6, "height": 6, "k": 4}),
     "othello": ("azjax.games.othello", "Othello", {}),
     "othello_6x6": ("azjax.games.othello", "Othello", {"size": 6}),
+    "go_9x9": ("azjax.games.go", "Go", {"size": 9}),
+    "go_13x13": ("azjax.games.go", "Go", {"size": 13}),
+    "go_19x19": ("azjax.games.go", "Go", {"size": 19}),
+    "xiangqi": ("azjax.games.xiangqi", "Xiangqi", {}),
 }
 
 

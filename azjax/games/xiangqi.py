@@ -1,0 +1,755 @@
+"""Xiangqi (Chinese chess) on 9 files by 10 ranks, with FEN and ICCS move notation.
+
+Boards are seen from the player to move: the mover's pieces are positive and play upward
+(row 0 is the top row, the opponent's back rank). Red sees the board as it stands; Black
+sees it mirrored rank for rank (rank r becomes rank 9 - r, files keep their letters) with
+the colours swapped. So one set of tables, built once at import, serves both sides.
+
+Move generation is piece-centric. Each side has at most 16 pieces whose moves fit in 119
+slots (general 4, 2 advisors x 4, 2 elephants x 4, 2 horses x 8, 2 chariots x 17, 2 cannons
+x 17, 5 soldiers x 3), so a per-kind table indexed by the piece's point gives every slot's
+label, destination, blocking point (horse leg, elephant eye) and two indices into the row
+and file prefix counts of occupied points, whose difference counts the pieces a chariot or
+cannon passes over. A slot is pseudo-legal by a few gathers and comparisons.
+
+King safety asks whether the mover's general is attacked after the move. The squares that
+matter are fixed by the general's point: four rays (chariots, cannons, the flying general),
+eight horse points with their legs, three soldier points. They are packed as bit words (a
+bit per ray step, per horse, per leg, per soldier) once per position; a move changes only
+the bits of its origin and destination, read from a [91 * 91, 7] table, and the first and
+second piece along a ray are the lowest set bits of the ray's occupancy word. A move of the
+general itself recomputes the words at its destination (at most 4 such moves).
+"""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from azjax.games import base
+from azjax.types import Array, PRNGKey, UserError
+
+ROWS, FILES = 10, 9
+POINTS = ROWS * FILES
+OFF = POINTS  # a point off the board: reads as empty, never a destination
+FILE_LETTERS = "abcdefghi"
+START_FEN = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"
+
+# Piece codes: positive for the side the board is seen from, negative for the other side.
+GENERAL, ADVISOR, ELEPHANT, HORSE, CHARIOT, CANNON, SOLDIER = range(1, 8)
+_FEN_LETTERS = "kabnrcp"  # FEN letter of each code, in code order
+_FEN_ALIASES = {"h": HORSE, "e": ELEPHANT}  # also read (WXF-style letters)
+_NAMES = ("general", "advisor", "elephant", "horse", "chariot", "cannon", "soldier")
+# Per code: pieces a side may have.
+_MAX_COUNT = {GENERAL: 1, ADVISOR: 2, ELEPHANT: 2, HORSE: 2, CHARIOT: 2, CANNON: 2, SOLDIER: 5}
+
+# Horse jumps as (file step, rank step), in the order of cchess-zero's labels.
+_HORSE_JUMPS = ((-2, -1), (-1, -2), (-2, 1), (1, -2), (2, -1), (-1, 2), (2, 1), (1, 2))
+# The advisor and elephant diagonals, each labelled both ways, in cchess-zero's order.
+_DIAGONALS = (
+    "d7e8 e8f9 d0e1 e1f2 d2e1 e1f0 d9e8 e8f7 "
+    "a2c4 c0e2 e2g4 g0i2 a7c9 c5e7 e7g9 g5i7 a2c0 c4e2 e2g0 g4i2 a7c5 c9e7 e7g5 g9i7"
+)
+_PALACE = {(row, col) for row in (7, 8, 9) for col in (3, 4, 5)}  # the mover's palace
+_ADVISOR_POINTS = {(7, 3), (7, 5), (8, 4), (9, 3), (9, 5)}
+_ELEPHANT_POINTS = {(5, 2), (5, 6), (7, 0), (7, 4), (7, 8), (9, 2), (9, 6)}
+_ORTHOGONAL = ((-1, 0), (1, 0), (0, -1), (0, 1))  # (row step, file step): up, down, left, right
+_DIAGONAL = ((-1, -1), (-1, 1), (1, -1), (1, 1))
+
+
+def _point(row: int, col: int) -> int:
+    return row * FILES + col if 0 <= row < ROWS and 0 <= col < FILES else OFF
+
+
+def square_name(point: int) -> str:
+    """ICCS name of a point seen from Red: file letter, then rank 0-9 from Red's side."""
+    row, col = divmod(point, FILES)
+    return f"{FILE_LETTERS[col]}{ROWS - 1 - row}"
+
+
+def _parse_square(name: str) -> int:
+    return _point(ROWS - 1 - int(name[1]), FILE_LETTERS.index(name[0]))
+
+
+def _label_moves() -> np.ndarray:
+    """[A, 2] int32 (from, to) points of every label, in cchess-zero's order: per origin
+    (files a-i, ranks 0-9 within a file) the points along its rank, along its file and a
+    horse jump away; then the advisor and elephant diagonals."""
+    moves = []
+    for col in range(FILES):
+        for rank in range(ROWS):
+            targets = [(c, rank) for c in range(FILES)] + [(col, r) for r in range(ROWS)]
+            targets += [(col + df, rank + dr) for df, dr in _HORSE_JUMPS]
+            origin = _point(ROWS - 1 - rank, col)
+            for c, r in targets:
+                target = _point(ROWS - 1 - r, c)
+                if (c, r) != (col, rank) and target != OFF:
+                    moves.append((origin, target))
+    for name in _DIAGONALS.split():
+        a, b = _parse_square(name[:2]), _parse_square(name[2:])
+        moves += [(a, b), (b, a)]
+    return np.asarray(moves, np.int32)
+
+
+LABELS = _label_moves()  # [A, 2] (from, to), from the mover's view
+NUM_ACTIONS = len(LABELS)  # 2086
+_LABEL_OF = {(int(a), int(b)): i for i, (a, b) in enumerate(LABELS)}
+_RANK_FLIP = np.arange(POINTS).reshape(ROWS, FILES)[::-1].reshape(-1)  # point -> mirrored rank
+_FILE_FLIP = np.arange(POINTS).reshape(ROWS, FILES)[:, ::-1].reshape(-1)  # point -> mirrored file
+# [2, A, 2] int32: (from, to) on the board as it stands, per player to move.
+_MOVE_POINTS = np.stack([LABELS, _RANK_FLIP[LABELS]]).astype(np.int32)
+_MIRROR_LABELS = np.asarray([_LABEL_OF[(int(a), int(b))] for a, b in _FILE_FLIP[LABELS]], np.int32)
+
+
+# Slot fields: label, destination, blocking point (must be empty), and the two prefix-count
+# indices whose difference counts the pieces strictly between origin and destination.
+_PREFIX_ZERO = 2 * POINTS  # index of a zero in the prefix vector [181]
+_NO_SLOT = (NUM_ACTIONS, OFF, OFF, _PREFIX_ZERO, _PREFIX_ZERO)
+
+
+def _slot_table(width: int, moves_from) -> np.ndarray:
+    """[91, width, 5] int32: the move slots of a piece kind from each point (row 90: none).
+
+    `moves_from(row, col)` lists (destination point, blocking point, hi, lo) per move.
+    """
+    table = np.tile(np.int32(_NO_SLOT), (POINTS + 1, width, 1))
+    for origin in range(POINTS):
+        for i, (target, block, hi, lo) in enumerate(moves_from(*divmod(origin, FILES))):
+            table[origin, i] = (_LABEL_OF[(origin, target)], target, block, hi, lo)
+    return table
+
+
+def _steps(row, col, steps, allowed):
+    return [
+        (_point(row + dr, col + dc), OFF, _PREFIX_ZERO, _PREFIX_ZERO)
+        for dr, dc in steps
+        if (row, col) in allowed and (row + dr, col + dc) in allowed
+    ]
+
+
+def _elephant_moves(row, col):
+    return [
+        (_point(row + 2 * dr, col + 2 * dc), _point(row + dr, col + dc), _PREFIX_ZERO, _PREFIX_ZERO)
+        for dr, dc in _DIAGONAL
+        if (row, col) in _ELEPHANT_POINTS and (row + 2 * dr, col + 2 * dc) in _ELEPHANT_POINTS
+    ]
+
+
+def _horse_moves(row, col):
+    moves = []
+    for df, dr in _HORSE_JUMPS:
+        d_row, d_col = -dr, df  # a rank step up is a row step down
+        leg = _point(row + d_row // 2 * (abs(d_row) == 2), col + d_col // 2 * (abs(d_col) == 2))
+        if _point(row + d_row, col + d_col) != OFF:
+            moves.append((_point(row + d_row, col + d_col), leg, _PREFIX_ZERO, _PREFIX_ZERO))
+    return moves
+
+
+def _line_moves(row, col):
+    # Prefix vector: [0, 90) counts along each row up to a point, [90, 180) along each file.
+    moves = []
+    for c in range(FILES):
+        if c != col:
+            lo, hi = _point(row, min(c, col)), _point(row, max(c, col) - 1)
+            moves.append((_point(row, c), OFF, hi, lo))
+    for r in range(ROWS):
+        if r != row:
+            lo, hi = _point(min(r, row), col), _point(max(r, row) - 1, col)
+            moves.append((_point(r, col), OFF, POINTS + hi, POINTS + lo))
+    return moves
+
+
+def _soldier_moves(row, col):
+    steps = [(-1, 0)] + ([(0, -1), (0, 1)] if row <= 4 else [])  # sideways once across
+    return [
+        (_point(row + dr, col + dc), OFF, _PREFIX_ZERO, _PREFIX_ZERO)
+        for dr, dc in steps
+        if _point(row + dr, col + dc) != OFF
+    ]
+
+
+# (code, pieces per side, [91, width, 5] slot table) per kind, in slot order.
+_KINDS = (
+    (GENERAL, 1, _slot_table(4, lambda r, c: _steps(r, c, _ORTHOGONAL, _PALACE))),
+    (ADVISOR, 2, _slot_table(4, lambda r, c: _steps(r, c, _DIAGONAL, _ADVISOR_POINTS))),
+    (ELEPHANT, 2, _slot_table(4, _elephant_moves)),
+    (HORSE, 2, _slot_table(8, _horse_moves)),
+    (CHARIOT, 2, _slot_table(17, _line_moves)),
+    (CANNON, 2, _slot_table(17, _line_moves)),
+    (SOLDIER, 5, _slot_table(3, _soldier_moves)),
+)
+
+
+def _slot_layout() -> tuple[np.ndarray, ...]:
+    """The fixed order of a side's 16 pieces and of their 119 move slots.
+
+    Returns:
+      piece_picks: [16] int32, where each piece's point is among the points `_piece_points`
+        finds: [7 kinds x 2] lowest points, then the 3rd to 5th soldiers.
+      piece_codes: [16] int8, the code of each piece.
+      table: [rows, 5] int32, the kinds' slot tables stacked (row 90 of each: no moves).
+      slot_pieces: [119] int32, the piece of each slot.
+      slot_rows: [119] int32 and slot_widths: [119] int32; a slot's row in `table` is
+        `slot_rows + point * slot_widths` for its piece on `point`.
+      cannon_slots: [119] bool.
+    """
+    picks, codes, tables, pieces, rows, widths, cannon = [], [], [], [], [], [], []
+    offset = 0
+    for code, count, table in _KINDS:
+        width = table.shape[1]
+        for j in range(count):
+            pieces += [len(codes)] * width
+            rows += [offset + i for i in range(width)]
+            picks.append((code - 1) * 2 + j if j < 2 else 14 + j - 2)
+            codes.append(code)
+        widths += [width] * count * width
+        cannon += [code == CANNON] * count * width
+        tables.append(table.reshape(-1, 5))
+        offset += table.shape[0] * width
+    return (
+        np.asarray(picks, np.int32),
+        np.asarray(codes, np.int8),
+        np.concatenate(tables),
+        np.asarray(pieces, np.int32),
+        np.asarray(rows, np.int32),
+        np.asarray(widths, np.int32),
+        np.asarray(cannon),
+    )
+
+
+_PIECE_PICKS, _PIECE_CODES, _SLOTS, _SLOT_PIECES, _SLOT_ROWS, _SLOT_WIDTHS, _CANNON_SLOTS = (
+    _slot_layout()
+)
+_GENERAL_SLOTS = _KINDS[0][2].shape[1]  # the general's slots come first
+# [119] int32, per slot the general point its king safety is judged from, as an index into
+# [the general's point, the targets of the general's slots].
+_SLOT_WATCH = np.concatenate(
+    [np.arange(1, _GENERAL_SLOTS + 1), np.zeros(len(_SLOT_PIECES) - _GENERAL_SLOTS, int)]
+)
+
+
+def _watch_tables() -> tuple[np.ndarray, np.ndarray]:
+    """The points that can attack a general on each point, and how a point enters them.
+
+    Returns:
+      points: [91, 55] int32 per general point: 4 rays x 9 steps (up, down, left, right),
+        8 horse points, the 8 legs of those horses, 3 soldier points (ahead, left, right;
+        sideways only on the opponent's half); OFF where none.
+      masks: [91 * 91, 7] int32, row `general * 91 + point`: the bits `point` holds in the
+        four ray words (bit = step), the horse word, the leg word and the soldier word.
+    """
+    points = np.full((POINTS + 1, 55), OFF, np.int32)
+    masks = np.zeros((POINTS + 1, POINTS + 1, 7), np.int32)
+    for general in range(POINTS):
+        row, col = divmod(general, FILES)
+        watched = []  # (point, word, bit)
+        for word, (dr, dc) in enumerate(_ORTHOGONAL):
+            watched += [(_point(row + dr * s, col + dc * s), word, s - 1) for s in range(1, 10)]
+        horses, legs = [], []
+        for i, (df, dr) in enumerate(_HORSE_JUMPS):
+            h_row, h_col = row + dr, col - df  # the horse jumps (df, dr) onto the general
+            leg_row = h_row - dr // 2 * (abs(dr) == 2)
+            leg_col = h_col + df // 2 * (abs(df) == 2)
+            on_board = _point(h_row, h_col) != OFF
+            horses.append((_point(h_row, h_col), 4, i))
+            legs.append((_point(leg_row, leg_col) if on_board else OFF, 5, i))
+        watched += horses + legs
+        watched.append((_point(row - 1, col), 6, 0))
+        for j, dc in ((1, -1), (2, 1)):
+            watched.append((_point(row, col + dc) if row >= 5 else OFF, 6, j))
+        for slot, (point, word, bit) in enumerate(watched):
+            points[general, slot] = point
+            if point != OFF:
+                masks[general, point, word] |= 1 << bit
+    return points, masks.reshape(-1, 7)
+
+
+_WATCH_POINTS, _WATCH_MASKS = _watch_tables()
+
+
+def _zobrist_keys() -> tuple[np.ndarray, np.ndarray]:
+    """64-bit Zobrist keys as uint32 pairs: [90 * 15, 2] per (point, code + 7), zero for
+    an empty point, and [2] for Black to move."""
+    keys = np.random.default_rng(20240601).integers(0, 2**32, (POINTS, 15, 2), dtype=np.uint32)
+    keys[:, 7] = 0
+    side = np.random.default_rng(7).integers(0, 2**32, 2, dtype=np.uint32)
+    return keys.reshape(-1, 2), side
+
+
+_ZOBRIST, _ZOBRIST_SIDE = _zobrist_keys()
+
+
+def position_hash(board: np.ndarray, player: int) -> np.ndarray:
+    """[2] uint32 Zobrist hash of a board ([90], Red positive) with `player` to move."""
+    keys = _ZOBRIST[np.arange(POINTS) * 15 + np.asarray(board, np.int64) + 7]  # [90, 2]
+    return np.bitwise_xor.reduce(keys, axis=0) ^ (_ZOBRIST_SIDE if player else 0)
+
+
+def view(board: Array, player: Array) -> Array:
+    """The board seen by `player` ([90] int8, that player's pieces positive, playing up).
+
+    Red (0) sees the board as it stands; Black (1) sees it with the ranks mirrored and the
+    colours swapped. The view is its own inverse.
+    """
+    flipped = -board.reshape(ROWS, FILES)[::-1].reshape(-1)
+    return jnp.where(player == 1, flipped, board)
+
+
+@struct.dataclass
+class XiangqiState(base.State):
+    """A Xiangqi position."""
+
+    # [90] int8, row-major from the top-left as Red sees it (point = row * 9 + file, row 0 =
+    # rank 9, Black's back rank): Red's pieces positive, Black's negative (codes 1-7:
+    # general, advisor, elephant, horse, chariot, cannon, soldier), 0 empty.
+    board: Array
+    no_capture_plies: Array  # [] int32, plies since the last capture (or the start)
+    repetitions: Array  # [] int32, times the current position has stood (1 the first time)
+    # [R, 2] uint32, 64-bit hashes of the last R positions (R: the no-capture limit or else
+    # max_episode_length; 1 without a repetition rule), position t at t % R.
+    history: Array
+
+
+class Xiangqi(base.Game):
+    """Xiangqi: checkmate or stalemate the opposing general.
+
+    Red (player 0, uppercase in FEN, at the bottom) moves first from the standard start.
+    Pieces move by the usual rules: the chariot along ranks and files; the horse one point
+    orthogonally then one diagonally outward, unless a piece stands on that first point (its
+    leg); the elephant two points diagonally, unless its eye (the point between) is
+    occupied, never across the river; advisor (diagonally) and general (orthogonally) one
+    point within the palace; the cannon like a chariot but captures by jumping exactly one
+    piece (the screen); the soldier one point forward, and also sideways once across the
+    river. The generals may not face each other on a file with nothing between, and no move
+    may leave the mover's general attacked. A player with no legal move loses, whether in
+    check (checkmate) or not (stalemate).
+
+    Draws, each a constructor option: `no_capture_limit` plies without a capture; a game
+    reaching `max_episode_length` plies; a position (board and side to move) standing for
+    the `repetition_limit`-th time. Repetition is a simplification: the official rules
+    forbid perpetual check and perpetual chase (the offender loses) rather than drawing
+    every repetition. A move that leaves the opponent without a move wins even when it
+    also reaches a draw limit.
+
+    - Observation: [10, 9, 16] float32 from the mover's view (see `view`: Black's board is
+      mirrored rank for rank). Planes 0-6: the mover's general, advisors, elephants,
+      horses, chariots, cannons, soldiers; planes 7-13: the opponent's; plane 14: plies
+      without a capture / the no-capture limit (or / `max_episode_length` without one);
+      plane 15: earlier occurrences of the position / (repetition limit - 1) (0 without).
+    - Action: [] int32 in [0, 2086), a from-to label seen from the mover (`LABELS`, in
+      cchess-zero's order): every move along a rank or file, every horse jump and the
+      advisor and elephant diagonals. Humans type ICCS coordinates as Red sees the board
+      ("h2e2": files a-i from Red's left, ranks 0-9 from Red's side); for Black the label
+      is the move with its ranks mirrored, so Black's "h7e7" is the label "h2e2".
+    - Reward: [2] float32 on the step that ends the game: +1 to the player who moved last
+      and -1 to the player left without a move; draws are (0, 0).
+    - Symmetries: 2, the identity and the left-right mirror (files a <-> i).
+    """
+
+    name = "xiangqi"
+
+    def __init__(
+        self,
+        max_episode_length: int = 400,
+        no_capture_limit: int | None = 120,
+        repetition_limit: int | None = 3,
+    ):
+        """Checks the options and builds the symmetry tables.
+
+        Args:
+          max_episode_length: plies after which the game is a draw.
+          no_capture_limit: plies without a capture after which the game is a draw (the
+            usual 60 moves by each side); None for no limit.
+          repetition_limit: the occurrence of a position that draws (3: threefold
+            repetition); None for no repetition rule.
+
+        Raises:
+          ValueError: an option is out of range.
+        """
+        for option, value, least in (
+            ("max_episode_length", max_episode_length, 1),
+            ("no_capture_limit", no_capture_limit, 1),
+            ("repetition_limit", repetition_limit, 2),
+        ):
+            if value is None and option != "max_episode_length":
+                continue
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ValueError(f"{option} must be an integer >= {least}, got {value!r}")
+        self.max_episode_length = max_episode_length
+        self.no_capture_limit = no_capture_limit
+        self.repetition_limit = repetition_limit
+        self.num_actions = NUM_ACTIONS
+        self.observation_shape = (ROWS, FILES, 16)
+        self.symmetries = 2
+        self._board_perms = np.stack([np.arange(POINTS), _FILE_FLIP]).astype(np.int32)
+        self._action_perms = np.stack([np.arange(NUM_ACTIONS), _MIRROR_LABELS]).astype(np.int32)
+        # Positions since the last capture are at most the no-capture limit, so a ring of
+        # that many hashes sees every earlier occurrence of a position.
+        limit = min(no_capture_limit or max_episode_length, max_episode_length)
+        self._history_length = limit if repetition_limit else 1
+        # [2]: observation planes 14 and 15 per ply without capture, per earlier occurrence.
+        repeated_scale = 1 / (repetition_limit - 1) if repetition_limit else 0.0
+        self._counter_scales = np.float32(
+            [1 / (no_capture_limit or max_episode_length), repeated_scale]
+        )
+
+    def init(self, key: PRNGKey) -> XiangqiState:
+        del key  # The start position is fixed.
+        return self.from_fen(START_FEN)
+
+    def _step(self, state: XiangqiState, action: Array) -> XiangqiState:
+        player = state.current_player
+        origin, target = jnp.asarray(_MOVE_POINTS)[player, action]
+        piece, captured = state.board[origin], state.board[target]
+        board = state.board.at[target].set(piece).at[origin].set(0)
+        zobrist = jnp.asarray(_ZOBRIST)
+        position = (
+            state.history[state.step_count % self._history_length]
+            ^ zobrist[origin * 15 + piece + 7]
+            ^ zobrist[target * 15 + piece + 7]
+            ^ zobrist[target * 15 + captured + 7]
+            ^ jnp.asarray(_ZOBRIST_SIDE)
+        )
+        history = state.history.at[(state.step_count + 1) % self._history_length].set(position)
+        repetitions = jnp.sum(jnp.all(history == position, axis=-1), dtype=jnp.int32)
+        no_capture_plies = jnp.where(captured != 0, 0, state.no_capture_plies + 1)
+        mask = self._legal_mask(view(board, 1 - player))
+        won = ~jnp.any(mask)
+        drawn = state.step_count + 1 >= self.max_episode_length
+        if self.no_capture_limit:
+            drawn |= no_capture_plies >= self.no_capture_limit
+        if self.repetition_limit:
+            drawn |= repetitions >= self.repetition_limit
+        win_rewards = jnp.float32([1.0, -1.0]) * (1 - 2 * player)
+        return state.replace(
+            current_player=1 - player,
+            legal_action_mask=mask,
+            terminated=won | drawn,
+            rewards=jnp.where(won, win_rewards, 0.0),
+            board=board,
+            no_capture_plies=no_capture_plies,
+            repetitions=repetitions,
+            history=history,
+        )
+
+    def observe(self, state: XiangqiState) -> Array:
+        board = view(state.board, state.current_player).reshape(ROWS, FILES, 1)
+        codes = jnp.int8([*range(1, 8), *range(-1, -8, -1)])
+        pieces = (board == codes).astype(jnp.float32)  # [10, 9, 14]
+        # Scaled by multiplying with float32 constants: jit and eager calls then agree to
+        # the bit (XLA may turn a division by a constant into such a product, or not).
+        counts = jnp.stack([state.no_capture_plies, state.repetitions - 1]).astype(jnp.float32)
+        counters = jnp.broadcast_to(counts * self._counter_scales, (ROWS, FILES, 2))
+        return jnp.concatenate([pieces, counters], axis=-1)
+
+    def legal_action_mask(self, state: XiangqiState) -> Array:
+        """[A] bool, the moves of the player to move, recomputed from the board (ignoring the
+        draw rules: it may be nonzero in a terminated state)."""
+        return self._legal_mask(view(state.board, state.current_player))
+
+    def _legal_mask(self, board: Array) -> Array:
+        """[A] bool, the legal labels on a board seen from the mover ([90] int8)."""
+        cells = jnp.append(board, jnp.int8(0))  # [91], the point OFF reads as empty
+        occupied = (board != 0).reshape(ROWS, FILES).astype(jnp.int32)
+        prefix = jnp.concatenate(
+            [
+                jnp.cumsum(occupied, axis=1).reshape(-1),
+                jnp.cumsum(occupied, axis=0).reshape(-1),
+                jnp.zeros(1, jnp.int32),
+            ]
+        )  # [181]
+        origin = _piece_points(board)[_SLOT_PIECES]  # [119]
+        slots = jnp.asarray(_SLOTS)[_SLOT_ROWS + origin * _SLOT_WIDTHS]  # [119, 5]
+        label, target, block, hi, lo = slots.T  # [119] each
+        victim = cells[target]
+        between = prefix[hi] - prefix[lo]
+        line_ok = jnp.where(
+            jnp.asarray(_CANNON_SLOTS),
+            jnp.where(victim == 0, between == 0, between == 1),
+            between == 0,
+        )
+        pseudo = (target != OFF) & (victim <= 0) & (cells[block] == 0) & line_ok
+        # King safety: a move of the general is judged from its target, the others from
+        # the general's point, origin[0]. So the watch words are needed at 5 points.
+        words = _watch(cells, jnp.concatenate([origin[:1], target[:_GENERAL_SLOTS]]))  # [5, 15]
+        general = jnp.where(jnp.arange(len(origin)) < _GENERAL_SLOTS, target, origin[0])
+        legal = pseudo & ~_attacked_after(words[_SLOT_WATCH], general, origin, target)
+        mask = jnp.zeros(NUM_ACTIONS + 1, jnp.bool_)
+        return mask.at[jnp.where(legal, label, NUM_ACTIONS)].set(True)[:NUM_ACTIONS]
+
+    def in_check(self, state: XiangqiState) -> bool:
+        """Whether the general of the player to move is attacked (host-side)."""
+        return bool(_in_check(view(state.board, state.current_player)))
+
+    def from_fen(self, fen: str) -> XiangqiState:
+        """Builds the position a FEN describes (host-side).
+
+        Reads "<board> [<side> [- - [<plies without capture> [<move number>]]]]": the board
+        rank by rank from rank 9 (Black's side) down to rank 0, files a-i within a rank,
+        digits counting empty points, Red in uppercase and Black in lowercase (K general,
+        A advisor, B or E elephant, N or H horse, R chariot, C cannon, P soldier); the side
+        to move "w" (or "r") for Red, "b" for Black, Red if left out. The plies-without-
+        capture field starts the no-capture count; the move number is read and ignored (the
+        state counts plies from this position). The position starts the repetition history.
+
+        Raises:
+          UserError: the FEN is malformed, or describes a position no game can reach (piece
+            counts, pieces off their points, the side not to move in check).
+        """
+        with jax.ensure_compile_time_eval():  # constants, also when `init` is traced
+            return self._state_from_fen(fen)
+
+    def _state_from_fen(self, fen: str) -> XiangqiState:
+        board, player, no_capture = _parse_fen(fen)
+        if self.no_capture_limit and no_capture >= self.no_capture_limit:
+            raise UserError(
+                f"bad FEN {fen.strip()!r}: {no_capture} plies without a capture reach the "
+                f"no-capture limit of {self.no_capture_limit}"
+            )
+        history = np.zeros((self._history_length, 2), np.uint32)
+        history[0] = position_hash(board, player)
+        board = jnp.asarray(board, jnp.int8)
+        mask = self._legal_mask(view(board, player))
+        return XiangqiState(
+            current_player=jnp.int32(player),
+            legal_action_mask=mask,
+            terminated=~jnp.any(mask),
+            rewards=jnp.zeros(2, jnp.float32),
+            step_count=jnp.int32(0),
+            board=board,
+            no_capture_plies=jnp.int32(no_capture),
+            repetitions=jnp.int32(1),
+            history=jnp.asarray(history),
+        )
+
+    def to_fen(self, state: XiangqiState) -> str:
+        """The FEN of an unbatched state: "<board> <w|b> - - <plies without capture> <move>",
+        the move number counting from 1 at the position the game started from."""
+        rows = ["".join(map(_letter, row)) for row in np.asarray(state.board).reshape(ROWS, FILES)]
+        ranks = [re.sub(r"\.+", lambda empty: str(len(empty[0])), row) for row in rows]
+        player, plies = int(state.current_player), int(state.step_count)
+        first_player = (player - plies) % 2
+        move_number = 1 + (plies + first_player) // 2
+        side = "wb"[player]
+        return f"{'/'.join(ranks)} {side} - - {int(state.no_capture_plies)} {move_number}"
+
+    def render(self, state: XiangqiState) -> str:
+        """Draws the board as Red sees it (FEN letters, '.' empty) with the ranks 9-0 on the
+        left and the files a-i below, the names `parse_action` reads, then a status line."""
+        board = np.asarray(state.board).reshape(ROWS, FILES)
+        lines = [
+            f"{ROWS - 1 - row} {' '.join(map(_letter, codes))}" for row, codes in enumerate(board)
+        ]
+        return "\n".join([*lines, "  " + " ".join(FILE_LETTERS), self._status(state)])
+
+    def _status(self, state: XiangqiState) -> str:
+        mover, other = ("Red", "Black") if int(state.current_player) == 0 else ("Black", "Red")
+        check = self.in_check(state)
+        if not bool(state.terminated):
+            return f"{mover} to move" + (" (in check)" if check else "")
+        if not bool(jnp.any(self.legal_action_mask(state))):
+            ending = "checkmated" if check else "stalemated"
+            return f"{mover} is {ending}: {other} wins"
+        if self.repetition_limit and int(state.repetitions) >= self.repetition_limit:
+            return f"draw: position repeated {int(state.repetitions)} times"
+        if self.no_capture_limit and int(state.no_capture_plies) >= self.no_capture_limit:
+            return f"draw: {int(state.no_capture_plies)} plies without a capture"
+        return f"draw: move limit of {self.max_episode_length} plies"
+
+    def action_to_string(self, action: int, state: XiangqiState | None = None) -> str:
+        """ICCS name of a move ("h2e2") as Red sees the board. Without `state` the label is
+        named as seen from the mover (which is how Red sees it)."""
+        player = 0 if state is None else int(state.current_player)
+        origin, target = _MOVE_POINTS[player, int(action)]
+        return square_name(int(origin)) + square_name(int(target))
+
+    def parse_action(self, text: str, state: XiangqiState) -> int:
+        """Reads a move in ICCS coordinates as Red sees the board, like "h2e2" or "H2-E2".
+
+        Raises:
+          UserError: `text` is not a move in that form, the move is not legal now, or the
+            game is over.
+        """
+        if bool(state.terminated):
+            raise UserError("the game is over; no more moves can be played")
+        name = text.strip().lower()
+        match = re.fullmatch(r"([a-i][0-9])-?([a-i][0-9])", name)
+        if not match:
+            raise UserError(
+                f"{text.strip()!r} is not a move; type ICCS coordinates as Red sees the board, "
+                "a file a-i and a rank 0-9 for the origin then the destination, like h2e2"
+            )
+        player = int(state.current_player)
+        origin, target = (
+            int(_RANK_FLIP[p]) if player else p for p in map(_parse_square, match.groups())
+        )
+        action = _LABEL_OF.get((origin, target))
+        if action is None or not bool(state.legal_action_mask[action]):
+            legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+            moves = " ".join(sorted(self.action_to_string(a, state) for a in legal))
+            raise UserError(f"move {match[1]}{match[2]} is not legal now; legal moves: {moves}")
+        return action
+
+    def __repr__(self) -> str:
+        return (
+            f"Xiangqi(max_episode_length={self.max_episode_length}, "
+            f"no_capture_limit={self.no_capture_limit}, repetition_limit={self.repetition_limit})"
+        )
+
+
+def _letter(code: int) -> str:
+    """FEN letter of a piece code (uppercase for Red), '.' for an empty point."""
+    letter = "." + _FEN_LETTERS
+    return letter[code].upper() if code >= 0 else letter[-code]
+
+
+def _piece_points(board: Array) -> Array:
+    """[16] int32, the points of the mover's pieces in slot order, OFF for missing ones.
+
+    The j-th piece of a kind is on its j-th lowest point: a masked minimum over the points
+    above the (j-1)-th (XLA:CPU runs these far faster than `argmax`, `top_k` or `nonzero`).
+    """
+    points = jnp.arange(POINTS)
+    present = board == jnp.arange(1, 8, dtype=jnp.int8)[:, None]  # [7, 90]
+    lowest = [jnp.min(jnp.where(present, points, OFF), axis=1)]  # [7]
+    lowest.append(jnp.min(jnp.where(present & (points > lowest[0][:, None]), points, OFF), axis=1))
+    soldiers = [lowest[1][SOLDIER - 1]]
+    for _ in range(_MAX_COUNT[SOLDIER] - 2):
+        above = present[SOLDIER - 1] & (points > soldiers[-1])
+        soldiers.append(jnp.min(jnp.where(above, points, OFF)))
+    found = jnp.concatenate([jnp.stack(lowest, axis=1).reshape(-1), jnp.stack(soldiers[1:])])
+    return found[_PIECE_PICKS].astype(jnp.int32)
+
+
+def _watch(cells: Array, general: Array) -> Array:
+    """The bit words of the points that can attack a general on `general`.
+
+    Args:
+      cells: [91] int8, the board seen from the mover, with the point OFF empty.
+      general: [...] int32, points of the mover's general (OFF: nothing is watched).
+
+    Returns:
+      [..., 15] int32: per ray (up, down, left, right) a word with bit s set where the point
+      s + 1 steps away is occupied (words 0-3), holds an opposing chariot or the opposing
+      general (4-7), holds an opposing cannon (8-11); bit i for an opposing horse on horse
+      point i (12) and where its leg is occupied (13); bit j for an opposing soldier on
+      soldier point j (14).
+    """
+    seen = cells[jnp.asarray(_WATCH_POINTS)[general]]  # [..., 55] int8
+    rays = seen[..., :36].reshape(*seen.shape[:-1], 1, 4, 9)
+    flags = (rays != 0, (rays == -CHARIOT) | (rays == -GENERAL), rays == -CANNON)
+    others = (seen[..., None, 36:44] == -HORSE, seen[..., None, 44:52] != 0)
+    bits = 1 << jnp.arange(9, dtype=jnp.int32)
+    return jnp.concatenate(
+        [
+            jnp.sum(jnp.concatenate(flags, axis=-3) * bits, axis=-1).reshape(*seen.shape[:-1], 12),
+            jnp.sum(jnp.concatenate(others, axis=-2) * bits[:8], axis=-1),
+            jnp.sum((seen[..., None, 52:55] == -SOLDIER) * bits[:3], axis=-1),
+        ],
+        axis=-1,
+    ).astype(jnp.int32)
+
+
+def _attacked_after(words: Array, general: Array, origin: Array, target: Array) -> Array:
+    """[...] bool, whether the general on `general` is attacked once the mover's piece on
+    `origin` has moved to `target` (capturing whatever stood there).
+
+    Args:
+      words: [..., 15] int32, `_watch` of the board before the move at `general`.
+      general, origin, target: [...] int32 points (OFF for "no move").
+    """
+    masks = jnp.asarray(_WATCH_MASKS)
+    leaving = masks[general * (POINTS + 1) + origin]  # [..., 7]
+    arriving = masks[general * (POINTS + 1) + target]
+    occupied = (words[..., 0:4] & ~leaving[..., :4]) | arriving[..., :4]
+    first = occupied & -occupied  # the lowest set bit: the nearest piece on each ray
+    rest = occupied ^ first
+    second = rest & -rest
+    line = ((first & words[..., 4:8]) | (second & words[..., 8:12])) & ~arriving[..., :4]
+    legs = (words[..., 13] & ~leaving[..., 5]) | arriving[..., 5]
+    horse = words[..., 12] & ~arriving[..., 4] & ~legs
+    soldier = words[..., 14] & ~arriving[..., 6]
+    return jnp.any(line != 0, axis=-1) | (horse != 0) | (soldier != 0)
+
+
+def _in_check(board: Array) -> Array:
+    """[] bool, whether the mover's general is attacked on a board seen from the mover."""
+    cells = jnp.append(board, jnp.int8(0))
+    general = jnp.argmax(board == GENERAL).astype(jnp.int32)
+    return _attacked_after(_watch(cells, general), general, jnp.int32(OFF), jnp.int32(OFF))
+
+
+def _parse_fen(fen: str) -> tuple[np.ndarray, int, int]:
+    """Reads a FEN into (board [90] int8 as `XiangqiState.board`, player, plies without a
+    capture), checking that a game can reach the position."""
+
+    def fail(reason: str):
+        raise UserError(f"bad FEN {fen.strip()!r}: {reason}")
+
+    fields = fen.split()
+    if not 1 <= len(fields) <= 6:
+        fail("expected '<board> <side> - - <plies without capture> <move number>'")
+    ranks = fields[0].split("/")
+    if len(ranks) != ROWS:
+        fail(f"expected 10 ranks separated by '/', got {len(ranks)}")
+    board = np.zeros((ROWS, FILES), np.int8)
+    for row, rank in enumerate(ranks):
+        col = 0
+        for char in rank:
+            if char in "123456789":
+                col += int(char)
+                continue
+            lower = char.lower()
+            code = _FEN_ALIASES.get(lower) or _FEN_LETTERS.find(lower) + 1
+            if not code:
+                fail(f"unknown piece letter {char!r} (use KABNRCP, lowercase for Black)")
+            if col < FILES:
+                board[row, col] = code if char.isupper() else -code
+            col += 1
+        if col != FILES:
+            fail(f"rank {ROWS - 1 - row} ({rank!r}) covers {col} files instead of 9")
+    side = fields[1].lower() if len(fields) > 1 else "w"
+    if side not in ("w", "r", "b"):
+        fail(f"side to move must be 'w' (Red) or 'b' (Black), got {fields[1]!r}")
+    player = int(side == "b")
+    if any(field != "-" for field in fields[2:4]):
+        fail("xiangqi has no castling or en passant: fields 3 and 4 must be '-'")
+    counters = fields[4:]
+    if not all(field.isdigit() for field in counters) or (
+        len(counters) == 2 and counters[1] == "0"
+    ):
+        fail("the plies without capture and the move number must be whole numbers (move >= 1)")
+    board = board.reshape(-1)
+    for side in (0, 1):
+        _check_placement(np.asarray(view(jnp.asarray(board), side)), side, fail)
+    if bool(_in_check(view(jnp.asarray(board), 1 - player))):
+        fail("the side not to move is in check (or the generals face each other)")
+    return board, player, int(counters[0]) if counters else 0
+
+
+def _check_placement(board: np.ndarray, player: int, fail) -> None:
+    """Fails unless the pieces of `player` (positive, on a board seen from that player) are
+    within their counts and on points they can reach."""
+    colour = ("Red", "Black")[player]
+    reachable = {
+        GENERAL: _PALACE,
+        ADVISOR: _ADVISOR_POINTS,
+        ELEPHANT: _ELEPHANT_POINTS,
+        # Soldiers never step back; before the river they only advance on their files.
+        SOLDIER: {(r, c) for r in range(5) for c in range(FILES)}
+        | {(r, c) for r in (5, 6) for c in range(0, FILES, 2)},
+    }
+    for code, most in _MAX_COUNT.items():
+        points = [divmod(int(p), FILES) for p in np.flatnonzero(board == code)]
+        name = _NAMES[code - 1]
+        if code == GENERAL and len(points) != 1:
+            fail(f"{colour} has {len(points)} generals instead of one")
+        if len(points) > most:
+            fail(f"{colour} has {len(points)} {name}s, at most {most} allowed")
+        for row, col in points:
+            if code in reachable and (row, col) not in reachable[code]:
+                point = _point(row, col)
+                square = square_name(_RANK_FLIP[point] if player else point)
+                fail(f"a {colour} {name} cannot stand on {square}")

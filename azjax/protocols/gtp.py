@@ -1,0 +1,376 @@
+"""A GTP (Go Text Protocol, version 2) engine around a trained Go agent.
+
+    azjax gtp --workdir runs/go_9x9 --simulations 200
+
+speaks GTP on stdin/stdout so that Go GUIs (Sabaki, GoGui, Lizzie) and other engines
+(GNU Go through a referee) can play it. Every command gets a response; illegal or malformed
+commands get a GTP error (`? message`), never a crash.
+
+Commands: the GTP 2 core (protocol_version, name, version, known_command, list_commands,
+quit, boardsize, clear_board, komi, play, genmove), undo, showboard, final_score, the time
+commands (accepted, the search is fixed by `--simulations`), and the GNU Go extensions
+list_stones, reg_genmove and printsgf.
+
+Our games alternate strictly (see `games.base`), while GTP lets a controller play two moves of
+one colour in a row: the engine then inserts a pass for the other colour (refused where that
+pass would be the second in a row and so end the game). The engine's game has the run's
+rules and komi (changed by `komi`) but a move limit of 8 x the number of points instead of
+the self-play limit, so that controllers decide when a game ends.
+"""
+
+import sys
+import traceback
+from pathlib import Path
+from typing import NamedTuple, TextIO
+
+import jax
+import jax.numpy as jnp
+
+from azjax import __version__, games
+from azjax.agent import Agent, evaluation_search
+from azjax.games import Game, State
+from azjax.protocols import sgf
+from azjax.types import UserError
+
+COMMANDS = (
+    "protocol_version",
+    "name",
+    "version",
+    "known_command",
+    "list_commands",
+    "quit",
+    "boardsize",
+    "clear_board",
+    "komi",
+    "play",
+    "genmove",
+    "reg_genmove",
+    "undo",
+    "showboard",
+    "final_score",
+    "list_stones",
+    "printsgf",
+    "time_settings",
+    "time_left",
+    "kgs-time_settings",
+)
+_COLORS = {"b": 0, "black": 0, "w": 1, "white": 1}
+# Games under GTP end when the controller says so (two passes, resignation); the move limit
+# that bounds self-play is raised to this many times the number of points.
+_MAX_MOVES_FACTOR = 8
+
+
+class GtpError(Exception):
+    """A command failed; the message is the GTP error response."""
+
+
+class _Rules(NamedTuple):
+    """The game at one komi with its compiled functions (unbatched step and score)."""
+
+    game: Game
+    step: object
+    score: object
+    act: object  # (variables, states [1], key) -> SearchOutput
+
+
+class Engine:
+    """Answers GTP commands for one Go agent; one game at a time, with undo.
+
+    Args:
+      agent: a Go agent (`agent.load_agent`).
+      sgf_dir: when set, each game is written there as SGF when the board is cleared or
+        the engine quits.
+      seed: seeds the search.
+      resign_below: resign when the searched value of the position drops below this
+        (None: never resign).
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        sgf_dir: str | Path | None = None,
+        seed: int = 0,
+        resign_below: float | None = None,
+    ):
+        if not agent.game.name.startswith("go_"):
+            raise UserError(f"the GTP engine plays go; this run plays {agent.game.name}")
+        self.agent = agent
+        self.size = agent.game.size
+        self.sgf_dir = None if sgf_dir is None else Path(sgf_dir)
+        self.resign_below = resign_below
+        self._key = jax.random.PRNGKey(seed)
+        self._rules_by_komi: dict[float, _Rules] = {}
+        self._games_saved = 0
+        self.finished = False
+        self._set_komi(agent.game.komi)
+        self._vertices = {
+            self.game.action_to_string(a).lower(): a for a in range(self.game.num_actions)
+        }
+        self._clear()
+
+    # Game bookkeeping ---------------------------------------------------------------------
+
+    @property
+    def game(self) -> Game:
+        return self._rules.game
+
+    @property
+    def state(self) -> State:
+        return self._states[-1]
+
+    def _set_komi(self, komi: float) -> None:
+        if komi not in self._rules_by_komi:
+            config = self.agent.config
+            options = {**dict(config.game_kwargs), "komi": komi, "max_moves": _MAX_MOVES_FACTOR}
+            options["max_moves"] *= self.size * self.size
+            game = games.make(config.game, **options)
+            act = jax.jit(evaluation_search(game, self.agent.network, config))
+            self._rules_by_komi[komi] = _Rules(game, jax.jit(game.step), jax.jit(game.score), act)
+        self._rules = self._rules_by_komi[komi]
+
+    def _clear(self) -> None:
+        self._states = [self.game.init(jax.random.PRNGKey(0))]
+        self._moves: list[int] = []
+
+    def _push(self, action: int) -> None:
+        self._states.append(self._rules.step(self.state, jnp.int32(action)))
+        self._moves.append(action)
+
+    def _pop(self) -> None:
+        self._states.pop()
+        self._moves.pop()
+
+    def _align(self, color: int) -> None:
+        """Makes `color` the player to move, inserting a pass for the other colour."""
+        if int(self.state.current_player) == color:
+            return
+        if self._moves and self._moves[-1] == self.size * self.size:
+            raise GtpError("cannot play two moves of one colour after a pass")
+        self._push(self.size * self.size)
+
+    def _score(self) -> float:
+        return float(self._rules.score(self.state))
+
+    def save_game(self) -> Path | None:
+        """Writes the current game to `sgf_dir` (if set and the game has moves)."""
+        if self.sgf_dir is None or not self._moves:
+            return None
+        self._games_saved += 1
+        path = self.sgf_dir / f"gtp-{self._games_saved:04d}.sgf"
+        self.sgf_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.record())
+        return path
+
+    def record(self) -> str:
+        """The current game as SGF (result: the Tromp-Taylor score once it has ended)."""
+        over = bool(self.state.terminated)
+        result = sgf.result_string(self._score()) if over else None
+        return sgf.game_record(self.game, self._moves, result=result)
+
+    # Argument parsing ---------------------------------------------------------------------
+
+    @staticmethod
+    def _color(text: str) -> int:
+        color = _COLORS.get(text.lower())
+        if color is None:
+            raise GtpError("invalid color")
+        return color
+
+    def _vertex(self, text: str) -> int:
+        action = self._vertices.get(text.lower())
+        if action is None:
+            raise GtpError("invalid coordinate")
+        return action
+
+    def _name(self, action: int) -> str:
+        return self.game.action_to_string(action).upper().replace("PASS", "pass")
+
+    # Commands ------------------------------------------------------------------------------
+
+    def handle(self, command: str, args: list[str]) -> str:
+        """Runs one command; returns the response text or raises GtpError."""
+        if command not in COMMANDS:
+            raise GtpError("unknown command")
+        handler = getattr(self, "_cmd_" + command.replace("-", "_"))
+        return handler(*args) if _accepts(handler, len(args)) else _syntax_error()
+
+    def _cmd_protocol_version(self):
+        return "2"
+
+    def _cmd_name(self):
+        return "azjax"
+
+    def _cmd_version(self):
+        return f"{__version__} ({self.agent.config.name}, iteration {self.agent.iteration})"
+
+    def _cmd_known_command(self, name):
+        return "true" if name in COMMANDS else "false"
+
+    def _cmd_list_commands(self):
+        return "\n".join(COMMANDS)
+
+    def _cmd_quit(self):
+        self.save_game()
+        self.finished = True
+        return ""
+
+    def _cmd_boardsize(self, size):
+        if not size.isdigit():
+            raise GtpError("boardsize not an integer")
+        if int(size) != self.size:
+            raise GtpError("unacceptable size")
+        self.save_game()
+        self._clear()
+        return ""
+
+    def _cmd_clear_board(self):
+        self.save_game()
+        self._clear()
+        return ""
+
+    def _cmd_komi(self, value):
+        try:
+            komi = float(value)
+        except ValueError:
+            raise GtpError("komi not a float") from None
+        self._set_komi(komi)
+        return ""
+
+    def _cmd_play(self, color, vertex):
+        color, action = self._color(color), self._vertex(vertex)
+        if bool(self.state.terminated):
+            raise GtpError("illegal move (the game is over)")
+        played = len(self._moves)
+        self._align(color)
+        if not bool(self.state.legal_action_mask[action]):
+            del self._states[played + 1 :], self._moves[played:]  # drop an inserted pass
+            raise GtpError("illegal move")
+        self._push(action)
+        return ""
+
+    def _choose(self, color) -> str:
+        """The searched move for `color` in the current position (nothing is played)."""
+        color = self._color(color)
+        if bool(self.state.terminated):
+            return "pass"
+        played = len(self._moves)
+        self._align(color)
+        self._key, key = jax.random.split(self._key)
+        batched = jax.tree.map(lambda x: x[None], self.state)
+        output = self._rules.act(self.agent.variables, batched, key)
+        action, value = int(output.action[0]), float(output.value[0])
+        del self._states[played + 1 :], self._moves[played:]
+        if self.resign_below is not None and value < self.resign_below:
+            return "resign"
+        return self._name(action)
+
+    def _cmd_genmove(self, color):
+        move = self._choose(color)
+        if move != "resign" and not bool(self.state.terminated):
+            self._align(self._color(color))
+            self._push(self._vertex(move))
+        return move
+
+    def _cmd_reg_genmove(self, color):
+        return self._choose(color)
+
+    def _cmd_undo(self):
+        if not self._moves:
+            raise GtpError("cannot undo")
+        self._pop()
+        return ""
+
+    def _cmd_showboard(self):
+        return "\n" + self.game.render(self.state)
+
+    def _cmd_final_score(self):
+        return sgf.result_string(self._score())
+
+    def _cmd_list_stones(self, color):
+        stone = 1 if self._color(color) == 0 else -1
+        board = jax.device_get(self.state.board)
+        return " ".join(self._name(point) for point in range(board.size) if board[point] == stone)
+
+    def _cmd_printsgf(self, *path):
+        if len(path) > 1:
+            raise GtpError("syntax error")
+        if path:
+            Path(path[0]).write_text(self.record())
+            return ""
+        return self.record().strip()
+
+    def _cmd_time_settings(self, main_time, byo_yomi_time, byo_yomi_stones):
+        _integers(main_time, byo_yomi_time, byo_yomi_stones)
+        return ""
+
+    def _cmd_time_left(self, color, time, stones):
+        self._color(color)
+        _integers(time, stones)
+        return ""
+
+    def _cmd_kgs_time_settings(self, system, *values):
+        if system not in ("none", "absolute", "byoyomi", "canadian"):
+            raise GtpError("syntax error")
+        _integers(*values)
+        return ""
+
+
+def _accepts(handler, count: int) -> bool:
+    code = handler.__code__
+    positional = code.co_argcount - 1  # without self
+    varargs = bool(code.co_flags & 0x04)
+    return count == positional or (varargs and count >= positional)
+
+
+def _syntax_error():
+    raise GtpError("syntax error")
+
+
+def _integers(*values: str) -> None:
+    for value in values:
+        if not value.lstrip("-").isdigit():
+            raise GtpError("syntax error")
+
+
+def _clean(line: str) -> str:
+    """GTP preprocessing: drop control characters and comments, tabs become spaces."""
+    line = line.split("#", 1)[0].replace("\t", " ")
+    return "".join(c for c in line if c >= " " or c == "\n").strip()
+
+
+def respond(engine: Engine, line: str) -> str | None:
+    """The full response (with its id and the closing blank line) to one input line, or
+    None for a line holding no command (empty or a comment)."""
+    words = _clean(line).split()
+    if not words:
+        return None
+    command_id = ""
+    if words[0].isdigit():
+        command_id, words = words[0], words[1:]
+        if not words:
+            return f"?{command_id} syntax error\n\n"
+    try:
+        text = engine.handle(words[0].lower(), words[1:])
+        status = "="
+    except GtpError as error:
+        text, status = str(error), "?"
+    except Exception as error:  # a bug must not kill a running game: report it and go on
+        traceback.print_exc(file=sys.stderr)
+        text, status = f"internal error: {type(error).__name__}: {error}", "?"
+    separator = "" if not text or text.startswith("\n") else " "
+    return f"{status}{command_id}{separator}{text}\n\n"
+
+
+def serve(engine: Engine, stdin: TextIO, stdout: TextIO) -> int:
+    """Answers commands from `stdin` until `quit` or the end of input; returns 0."""
+    for line in stdin:
+        response = respond(engine, line)
+        if response is not None:
+            stdout.write(response)
+            stdout.flush()
+        if engine.finished:
+            break
+    else:
+        engine.save_game()
+    return 0

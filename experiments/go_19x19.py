@@ -1,0 +1,48 @@
+"""Go 19x19, Tromp-Taylor rules with positional superko, komi 7.5: AlphaGo Zero's setting,
+scaled to one accelerator host.
+
+AlphaGo Zero: 20 blocks x 256 channels (40 for the final run), 1600 simulations per move,
+Dirichlet alpha 0.03, temperature 1 for the first 30 moves, SGD with momentum 0.9, learning
+rate 1e-2 -> 1e-3 -> 1e-4, L2 1e-4, batch 2048. Here: 10 blocks x 128 channels, Gumbel search
+at 64 simulations (PUCT at 800 with `--config.search.algorithm=puct
+--config.search.num_simulations=800`). A multi-GPU/TPU config.
+
+ITERATION_TIME
+"""
+
+from azjax.config import base_config
+
+
+def get_config():
+    config = base_config()
+    config.name = "go_19x19"
+    config.game = "go_19x19"
+    config.network.channels = 128
+    config.network.num_blocks = 10
+    config.network.value_hidden = 256
+    config.search.algorithm = "gumbel"
+    config.search.num_simulations = 64
+    config.search.max_num_considered_actions = 16
+    config.search.dirichlet_alpha = 0.03  # AlphaGo Zero's value, for PUCT
+    config.selfplay.batch_size = 256
+    config.selfplay.num_steps = 32
+    config.selfplay.temperature_moves = 30
+    # 24 KB per position (float32 planes): 9.6 GB here, 4.5 GB more for the self-play
+    # positions of unfinished games (256 x 722 plies at most).
+    config.replay.capacity = 400_000
+    config.replay.min_size = 50_000
+    config.learner.batch_size = 2048
+    config.learner.updates_per_iteration = 32
+    config.learner.optimizer = "sgd"
+    config.learner.learning_rate = 1e-2
+    config.learner.momentum = 0.9
+    config.learner.schedule = "piecewise"
+    config.learner.boundaries = (200_000, 400_000)
+    config.learner.decay_factor = 0.1
+    config.learner.weight_decay = 1e-4
+    config.train.num_iterations = 100_000
+    config.eval.every = 200
+    config.eval.num_games = 64
+    config.eval.num_simulations = 128
+    config.eval.opponents = ("random", "mcts:800")
+    return config

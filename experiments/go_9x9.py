@@ -1,0 +1,45 @@
+"""Go 9x9, Tromp-Taylor rules with positional superko, komi 7.5: AlphaGo Zero scaled down.
+
+AlphaGo Zero (19x19): 20-40 residual blocks x 256 channels, 1600 simulations per move,
+Dirichlet alpha 0.03, temperature 1 for the first 30 moves, SGD with momentum 0.9 and a
+stepped learning rate from 1e-2, L2 1e-4. Here on 9x9: 6 blocks x 64 channels and Gumbel
+search (Gumbel MuZero learns Go 9x9 with few simulations) at 32 simulations; alpha scaled to
+the ~80 legal moves (PUCT, `--config.search.algorithm=puct`). A GPU config.
+
+ITERATION_TIME
+"""
+
+from azjax.config import base_config
+
+
+def get_config():
+    config = base_config()
+    config.name = "go_9x9"
+    config.game = "go_9x9"
+    config.network.channels = 64
+    config.network.num_blocks = 6
+    config.network.value_hidden = 128
+    config.search.algorithm = "gumbel"
+    config.search.num_simulations = 32
+    config.search.max_num_considered_actions = 16
+    config.search.dirichlet_alpha = 0.12  # about 10 / (81 legal moves), for PUCT
+    config.selfplay.batch_size = 256
+    config.selfplay.num_steps = 16
+    config.selfplay.temperature_moves = 16
+    config.replay.capacity = 400_000
+    config.replay.min_size = 10_000
+    config.learner.batch_size = 512
+    config.learner.updates_per_iteration = 16
+    config.learner.optimizer = "sgd"
+    config.learner.learning_rate = 2e-2
+    config.learner.momentum = 0.9
+    config.learner.schedule = "piecewise"
+    config.learner.boundaries = (40_000, 80_000)
+    config.learner.decay_factor = 0.1
+    config.learner.weight_decay = 1e-4
+    config.train.num_iterations = 10_000
+    config.eval.every = 100
+    config.eval.num_games = 64
+    config.eval.num_simulations = 64
+    config.eval.opponents = ("random", "mcts:400")
+    return config

@@ -1,0 +1,426 @@
+"""Xiangqi against published perft counts, OpenSpiel and hand-made positions.
+
+Where each expected figure comes from:
+- Perft (leaf positions 1-4 plies below a position, 5 for the start under the `deep` mark,
+  run by `pytest -m deep`;
+  a mated side has no leaves): the Chess Programming Wiki's "Chinese Chess Perft Results"
+  (chessprogramming.org/Chinese_Chess_Perft_Results), the start position and ten middle
+  and end game positions, the table engines such as PikaChess test against.
+- Random play: OpenSpiel's `xiangqi` (pip open-spiel 2.0, open_spiel/games/xiangqi), a
+  separate C++ implementation with the same move rules and "no legal move loses". It has
+  no repetition or no-capture rule and draws at 500 plies, so one test plays our game with
+  those options (no repetition, no no-capture limit, 500 plies) and compares every ply; a
+  second plays our default rules and compares every ply up to the draws OpenSpiel lacks,
+  checking which rule fired.
+- Labels: cchess-zero's `create_uci_labels` (2086 labels: every move along a rank or file,
+  every horse jump, then the advisor and elephant diagonals in its order), and a count
+  made here from the geometry.
+- Hand-made positions: each FEN below is a minimal position built for one rule, with
+  every legal move of the side to move derived by hand in the comment above it.
+"""
+
+import re
+
+import jax
+import numpy as np
+import pytest
+from positions import board
+from xiangqi_reference import assert_matches_openspiel, perft
+
+import azjax.games
+from azjax.games import xiangqi
+from azjax.games.xiangqi import START_FEN, Xiangqi
+from azjax.types import UserError
+
+pyspiel = pytest.importorskip("pyspiel")
+
+NUM_GAMES = 150  # random games per OpenSpiel comparison
+
+# Chess Programming Wiki, Chinese Chess Perft Results: FEN -> leaves at depths 1-4.
+PERFT = {
+    START_FEN: [44, 1920, 79666, 3290240],
+    "r1ba1a3/4kn3/2n1b4/pNp1p1p1p/4c4/6P2/P1P2R2P/1CcC5/9/2BAKAB2 w": [38, 1128, 43929, 1339047],
+    "1cbak4/9/n2a5/2p1p3p/5cp2/2n2N3/6PCP/3AB4/2C6/3A1K1N1 w": [7, 281, 8620, 326201],
+    "5a3/3k5/3aR4/9/5r3/5n3/9/3A1A3/5K3/2BC2B2 w": [25, 424, 9850, 202884],
+    "CRN1k1b2/3ca4/4ba3/9/2nr5/9/9/4B4/4A4/4KA3 w": [28, 516, 14808, 395483],
+    "R1N1k1b2/9/3aba3/9/2nr5/2B6/9/4B4/4A4/4KA3 w": [21, 364, 7626, 162837],
+    "C1nNk4/9/9/9/9/9/n1pp5/B3C4/9/3A1K3 w": [28, 222, 6241, 64971],
+    "4ka3/4a4/9/9/4N4/p8/9/4C3c/7n1/2BK5 w": [23, 345, 8124, 149272],
+    "2b1ka3/9/b3N4/4n4/9/9/9/4C4/2p6/2BK5 w": [21, 195, 3883, 48060],
+    "1C2ka3/9/C1Nab1n2/p3p3p/6p2/9/P3P3P/3AB4/3p2c2/c1BAK4 w": [30, 830, 22787, 649866],
+    "CnN1k1b2/c3a4/4ba3/9/2nr5/9/9/4C4/4A4/4KA3 w": [19, 583, 11714, 376467],
+}
+
+# Hand-made positions: FEN -> every legal move of the side to move (ICCS, sorted).
+HAND_MADE = {
+    # Chariot b4: along rank 4 to a4 and c4-e4 (f4 holds its own horse), along the b-file
+    # down to b0 and up to b7, capturing the black horse there. Horse f4: all 8 jumps.
+    # General d0: e0 would face the black general on the open e-file, c0 is outside.
+    "chariot": (
+        "4k4/9/1n7/9/9/1R3N3/9/9/9/3K5 w",
+        "b4a4 b4b0 b4b1 b4b2 b4b3 b4b5 b4b6 b4b7 b4c4 b4d4 b4e4 "
+        "d0d1 f4d3 f4d5 f4e2 f4e6 f4g2 f4g6 f4h3 f4h5",
+    ),
+    # Horse c2: legs c3 (soldier) and d2 (cannon) are taken, so only the jumps over the
+    # free legs b2 and c1 remain: a1, a3, b0, d0. Cannon d2: no screen to take d9. General
+    # e0: d0 is shielded from the black general by the cannon.
+    "horse": (
+        "3k5/9/9/9/9/9/2P6/2NC5/9/4K4 w",
+        "c2a1 c2a3 c2b0 c2d0 c3c4 d2d0 d2d1 d2d3 d2d4 d2d5 d2d6 d2d7 d2d8 d2e2 d2f2 d2g2 "
+        "d2h2 d2i2 e0d0 e0e1 e0f0",
+    ),
+    # Elephant e2: c4 is behind the occupied eye d3, g4 holds the other elephant; c0 and g0
+    # are free. Elephant g4 may not cross the river to e6 or i6 and e2 is taken: only i2.
+    "elephant": (
+        "3k5/9/9/9/9/6B2/3N5/4B4/9/4K4 w",
+        "d3b2 d3b4 d3c1 d3c5 d3e1 d3e5 d3f2 d3f4 e0d0 e0e1 e0f0 e2c0 e2g0 g4i2",
+    ),
+    # Advisor e1 reaches the four palace corners. General e0: e1 is its own advisor and
+    # f0 would face the black general on the open f-file, so only d0.
+    "advisor and general": ("5k3/9/9/9/9/9/9/9/4A4/4K4 w", "e0d0 e1d0 e1d2 e1f0 e1f2"),
+    # General d2 in the palace corner: c2 and d3 are outside the palace, e2 faces the black
+    # general on the open e-file; d1 is the only move.
+    "palace": ("4k4/9/9/9/9/9/9/3K5/9/9 w", "d2d1"),
+    # Cannon b2 moves like a chariot (a2, c2, b0, b1, b3, b4) and captures by jumping
+    # exactly one screen: the horse b5 to take the chariot b7, its own horse d2 to take the
+    # horse g2; never b6 (a move needs no screen) nor h2 (two screens). The black horse g2
+    # guards e1 and f0, so the general only has d0.
+    "cannon": (
+        "3k5/9/1r7/9/1n7/9/9/1C1N2np1/9/4K4 w",
+        "b2a2 b2b0 b2b1 b2b3 b2b4 b2b7 b2c2 b2g2 d2b1 d2b3 d2c0 d2c4 d2e4 d2f1 d2f3 e0d0",
+    ),
+    # Soldiers: e3 (own half) only forward; c5 (across the river) forward or sideways,
+    # never back; a9 (last rank) only sideways. General e0: d0 faces the black general.
+    "soldier": ("P2k5/9/9/9/2P6/9/4P4/9/9/4K4 w", "a9b9 c5b5 c5c6 c5d5 e0e1 e0f0 e3e4"),
+    # The horse e2 is pinned by the chariot e7 against its general: none of its moves is
+    # legal. General: d0 faces the black general d9, f0 and e1 are safe.
+    "pinned horse": ("3k5/9/4r4/9/9/9/9/4N4/9/4K4 w", "e0e1 e0f0"),
+    # Flying general: the cannon e5 is the only piece between the generals, so it may only
+    # move along the e-file (it cannot take the general: no screen).
+    "flying general": (
+        "4k4/9/9/9/4C4/9/9/9/9/4K4 w",
+        "e0d0 e0e1 e0f0 e5e1 e5e2 e5e3 e5e4 e5e6 e5e7 e5e8",
+    ),
+    # Discovered horse check: the chariot d1 stands on the leg of the horse d2, which would
+    # otherwise take the general e0; it may only capture the horse. f0 faces the general.
+    "horse leg": ("5k3/9/9/9/9/9/9/3n5/3R5/4K4 w", "d1d2 e0d0 e0e1"),
+    # A move onto the e-file between the general e0 and the cannon e7 (horse to e1 or e3)
+    # would make a screen and give check.
+    "cannon screen": (
+        "4k4/9/4c4/9/9/9/9/2N6/9/4K4 w",
+        "c2a1 c2a3 c2b0 c2b4 c2d0 c2d4 e0d0 e0e1 e0f0",
+    ),
+    # Black to move, in check from the chariot e1: e8 is still on the chariot's file, the
+    # horse g7 guards f9 (and e8); d9 is safe.
+    "black in check": ("4k4/9/6N2/9/9/9/9/9/4R4/5K3 b", "e9d9"),
+}
+
+
+@pytest.fixture(scope="module")
+def game():
+    return azjax.games.make("xiangqi")
+
+
+@pytest.fixture(scope="module")
+def step(game):
+    """`game.step`, compiled once for the module (eager steps dispatch op by op)."""
+    return jax.jit(game.step)
+
+
+@pytest.fixture(scope="module")
+def batched_step(game):
+    """`vmap(game.step)` for perft, compiled once for the module."""
+    return jax.jit(jax.vmap(game.step))
+
+
+def legal_moves(game, state) -> list[str]:
+    return sorted(game.action_to_string(a, state) for a in np.flatnonzero(state.legal_action_mask))
+
+
+def play(game, step, fen, moves):
+    """Plays ICCS moves from a FEN, checking each is legal while the game runs."""
+    state = game.from_fen(fen)
+    for move in moves:
+        assert not bool(state.terminated)
+        state = step(state, game.parse_action(move, state))
+    return state
+
+
+def test_labels():
+    labels = [xiangqi.square_name(a) + xiangqi.square_name(b) for a, b in xiangqi.LABELS]
+    assert len(labels) == len(set(labels)) == xiangqi.NUM_ACTIONS == 2086
+    # cchess-zero's order: origin a0 first (its rank, its file, the horse jumps c1 and b2),
+    # ..., then the advisor diagonals from index 2038, the elephant steps from 2054.
+    a0 = [f"a0{f}0" for f in "bcdefghi"] + [f"a0a{r}" for r in range(1, 10)] + ["a0c1", "a0b2"]
+    assert labels[:19] == a0
+    advisors = "d7e8 e8d7 e8f9 f9e8 d0e1 e1d0 e1f2 f2e1 d2e1 e1d2 e1f0 f0e1 d9e8 e8d9 e8f7 f7e8"
+    assert labels[2038:2054] == advisors.split()
+    assert labels[2054:2058] == ["a2c4", "c4a2", "c0e2", "e2c0"] and labels[-1] == "i7g9"
+    # Every geometrically possible move, built here from the board: 90 x 17 along ranks and
+    # files, 508 horse jumps, 2 palaces x 4 diagonals and 2 halves x 8 elephant steps, each
+    # both ways.
+    points = [(f, r) for f in range(9) for r in range(10)]
+
+    def name(*squares):
+        return "".join("abcdefghi"[f] + str(r) for f, r in squares)
+
+    lines = {
+        name(a, b) for a in points for b in points if a != b and (a[0] == b[0] or a[1] == b[1])
+    }
+    jumps = {
+        name(a, b) for a in points for b in points if {abs(a[0] - b[0]), abs(a[1] - b[1])} == {1, 2}
+    }
+    palace_diagonals = {
+        name(centre, (centre[0] + df, centre[1] + dr))
+        for centre in [(4, 1), (4, 8)]
+        for df in (-1, 1)
+        for dr in (-1, 1)
+    }
+    red_elephant = [(2, 0), (6, 0), (0, 2), (4, 2), (8, 2), (2, 4), (6, 4)]
+    elephant_points = red_elephant + [(f, 9 - r) for f, r in red_elephant]
+    elephant_steps = {
+        name(a, b)
+        for a in elephant_points
+        for b in elephant_points
+        if abs(a[0] - b[0]) == 2 and abs(a[1] - b[1]) == 2 and (a[1] < 5) == (b[1] < 5)
+    }
+    diagonals = palace_diagonals | {label[2:] + label[:2] for label in palace_diagonals}
+    assert (len(lines), len(jumps), len(diagonals), len(elephant_steps)) == (1530, 508, 16, 32)
+    assert set(labels) == lines | jumps | diagonals | elephant_steps
+
+
+def test_start_position(game):
+    state = game.init(jax.random.key(0))
+    assert game.render(state) == board(
+        """
+        9 r n b a k a b n r
+        8 . . . . . . . . .
+        7 . c . . . . . c .
+        6 p . p . p . p . p
+        5 . . . . . . . . .
+        4 . . . . . . . . .
+        3 P . P . P . P . P
+        2 . C . . . . . C .
+        1 . . . . . . . . .
+        0 R N B A K A B N R
+          a b c d e f g h i
+        Red to move
+        """
+    )
+    assert game.to_fen(state) == START_FEN
+    assert len(legal_moves(game, state)) == 44
+    assert game.observation_shape == (10, 9, 16) and game.max_episode_length == 400
+
+
+@pytest.mark.parametrize("fen", list(PERFT))
+def test_perft(game, batched_step, fen):
+    assert perft(game.from_fen(fen), 4, batched_step) == PERFT[fen]
+
+
+@pytest.mark.deep
+def test_perft_depth_5(game, batched_step):
+    """133,312,995 leaves (same table): 3.3 million steps, half a minute and 1.3 GB."""
+    assert perft(game.init(jax.random.key(0)), 5, batched_step)[-1] == 133_312_995
+
+
+def test_random_play_matches_openspiel():
+    game = Xiangqi(max_episode_length=500, no_capture_limit=None, repetition_limit=None)
+    endings = assert_matches_openspiel(game, pyspiel.load_game("xiangqi"), NUM_GAMES, seed=1)
+    # Both sides win some games (checkmate or stalemate), others reach the move limit.
+    assert endings["red"] > 0 and endings["black"] > 0 and endings["move limit"] > 0
+
+
+def test_random_play_with_draw_rules_matches_openspiel_until_a_draw(game):
+    endings = assert_matches_openspiel(game, pyspiel.load_game("xiangqi"), NUM_GAMES, seed=2)
+    # Every ending occurs (with this seed: 22 Red and 30 Black wins, 87 games reaching the
+    # 400-ply limit, 8 repetitions, 3 without a capture for 120 plies).
+    assert all(count > 0 for count in endings.values()), endings
+
+
+@pytest.mark.parametrize("name", list(HAND_MADE))
+def test_hand_made_positions(game, name):
+    fen, moves = HAND_MADE[name]
+    assert legal_moves(game, game.from_fen(fen)) == sorted(moves.split())
+
+
+def test_checkmate(game, step):
+    # Chariot b1-b9 checks along rank 9; the chariot a8 holds rank 8, so d9, f9 and e8
+    # are all attacked: mate.
+    fen = "4k4/R8/9/9/9/9/9/9/1R7/3K5 w"
+    state = play(game, step, fen, ["b1b9"])
+    assert bool(state.terminated) and state.rewards.tolist() == [1.0, -1.0]
+    assert game.render(state).splitlines()[-1] == "Black is checkmated: Red wins"
+    assert not state.legal_action_mask.any()
+    assert not bool(game.from_fen(fen).terminated)
+
+
+def test_stalemate_loses(game, step):
+    # After a7-a8 Black's general d9 is not attacked, but d8 (chariot a8) and e9 (chariot
+    # e1) are, and c9 is outside the palace: no legal move, and Black loses.
+    state = play(game, step, "3k5/9/R8/9/9/9/9/9/4R4/5K3 w", ["a7a8"])
+    assert bool(state.terminated) and state.rewards.tolist() == [1.0, -1.0]
+    assert not game.in_check(state)
+    assert game.render(state).splitlines()[-1] == "Black is stalemated: Red wins"
+    # A stalemated position given as FEN is over before any move.
+    stalemated = game.from_fen(game.to_fen(state))
+    assert bool(stalemated.terminated) and not stalemated.legal_action_mask.any()
+
+
+def test_check_is_shown(game):
+    state = game.from_fen(HAND_MADE["black in check"][0])
+    assert game.in_check(state)
+    assert game.render(state).splitlines()[-1] == "Black to move (in check)"
+
+
+def test_threefold_repetition_is_a_draw(game, step):
+    shuffle = ["b0c2", "b9c7", "c2b0", "c7b9"]
+    state = play(game, step, START_FEN, shuffle)  # The start position, a second time.
+    assert int(state.repetitions) == 2 and not bool(state.terminated)
+    assert game.observe(state)[..., 15].min() == 0.5  # earlier occurrences / (3 - 1)
+    state = play(game, step, START_FEN, shuffle * 2)  # and a third time: a draw
+    assert bool(state.terminated) and state.rewards.tolist() == [0.0, 0.0]
+    assert game.render(state).splitlines()[-1] == "draw: position repeated 3 times"
+    no_rule = Xiangqi(repetition_limit=None)
+    assert not bool(play(no_rule, jax.jit(no_rule.step), START_FEN, shuffle * 3).terminated)
+
+
+def test_position_hashes_follow_the_board(game, step):
+    """The hash `step` updates move by move equals the hash of the board it reaches."""
+    state, key = game.init(jax.random.key(0)), jax.random.key(4)
+    for _ in range(80):
+        ring = state.history.shape[0]
+        expected = xiangqi.position_hash(np.asarray(state.board), int(state.current_player))
+        np.testing.assert_array_equal(state.history[int(state.step_count) % ring], expected)
+        if bool(state.terminated):
+            break
+        key, choice = jax.random.split(key)
+        state = step(state, jax.random.choice(choice, np.flatnonzero(state.legal_action_mask)))
+
+
+def test_no_capture_limit_is_a_draw(game, step):
+    fen = "4k4/9/9/9/9/9/9/9/4A4/3K5 w - - 118 60"
+    state = play(game, step, fen, ["e1d2"])
+    assert int(state.no_capture_plies) == 119 and not bool(state.terminated)
+    assert np.allclose(game.observe(state)[..., 14], 119 / 120)
+    state = play(game, step, fen, ["e1d2", "e9e8"])
+    assert bool(state.terminated) and state.rewards.tolist() == [0.0, 0.0]
+    assert game.render(state).splitlines()[-1] == "draw: 120 plies without a capture"
+    # A capture starts the count again.
+    state = play(game, step, "4k4/9/9/9/9/9/9/5p3/4A4/3K5 w - - 100 60", ["e1f2"])
+    assert int(state.no_capture_plies) == 0
+    with pytest.raises(UserError, match="no-capture limit"):
+        game.from_fen("4k4/9/9/9/9/9/9/9/4A4/3K5 w - - 120 60")
+
+
+def test_move_limit_is_a_draw():
+    game = Xiangqi(max_episode_length=2)
+    state = play(game, jax.jit(game.step), START_FEN, ["h2e2", "h7e7"])
+    assert bool(state.terminated) and state.rewards.tolist() == [0.0, 0.0]
+    assert game.render(state).splitlines()[-1] == "draw: move limit of 2 plies"
+
+
+@pytest.mark.parametrize("fen", [*PERFT, *(fen for fen, _ in HAND_MADE.values())])
+def test_fen_round_trip(game, fen):
+    fields = fen.split()
+    full = " ".join(fields[:2] + ["-", "-", "0", "1"]) if len(fields) == 2 else fen
+    assert game.to_fen(game.from_fen(fen)) == full
+
+
+def test_fen_notation(game, step):
+    # The Chess Programming Wiki writes the start with H (horse) and E (elephant).
+    wiki = "rheakaehr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RHEAKAEHR w - - 0 1"
+    assert game.to_fen(game.from_fen(wiki)) == START_FEN
+    board_only = START_FEN.split()[0]
+    assert game.to_fen(game.from_fen(board_only)) == START_FEN
+    # Counters: plies without a capture (from the FEN), moves numbered from 1 at its
+    # position.
+    state = play(game, step, START_FEN, ["h2e2"])
+    assert (
+        game.to_fen(state)
+        == "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1"
+    )
+    state = play(game, step, START_FEN, ["h2e2", "h7e7"])
+    assert game.to_fen(state).endswith(" w - - 2 2")
+    black = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1"
+    assert game.to_fen(play(game, step, black, ["h7e7"])).endswith(" w - - 2 2")
+
+
+@pytest.mark.parametrize(
+    "fen, message",
+    [
+        ("", "expected"),
+        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9 w", "10 ranks"),
+        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABN w", "covers 8 files"),
+        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNRR w", "covers 10"),
+        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNX w", "unknown piece"),
+        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR x", "side to move"),
+        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w K - 0 1", "castling"),
+        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - x 1", "whole"),
+        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBA1ABNR w", "0 generals"),
+        ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/R8/RNBAKABNR w", "3 chariots"),
+        ("4k4/9/9/9/9/9/9/9/3A5/3K5 w", "advisor cannot stand on d1"),
+        ("4k4/9/9/9/9/4B4/9/9/9/3K5 w", "elephant cannot stand on e4"),
+        ("4k4/9/9/9/9/9/1P7/9/9/3K5 w", "soldier cannot stand on b3"),
+        ("4k4/9/9/9/9/9/9/9/9/2K6 w", "general cannot stand on c0"),
+        ("4k4/9/9/9/9/9/9/9/9/4K4 w", "not to move is in check"),
+        ("4k4/9/9/9/9/9/9/9/9/3K5 b", None),  # legal: Black to move
+    ],
+)
+def test_bad_fen(game, fen, message):
+    if message is None:
+        game.from_fen(fen)
+        return
+    with pytest.raises(UserError, match=re.escape(message)) as error:
+        game.from_fen(fen)
+    assert "\n" not in str(error.value) and str(error.value).startswith("bad FEN")
+
+
+def test_iccs_round_trip(game, step):
+    state = game.init(jax.random.key(0))
+    key = jax.random.key(3)
+    for _ in range(40):  # random plies; both sides move
+        if bool(state.terminated):
+            break
+        for action in np.flatnonzero(state.legal_action_mask):
+            name = game.action_to_string(action, state)
+            assert game.parse_action(name, state) == action
+            assert game.parse_action(f" {name[:2].upper()}-{name[2:].upper()} ", state) == action
+        key, choice = jax.random.split(key)
+        state = step(state, jax.random.choice(choice, np.flatnonzero(state.legal_action_mask)))
+    state = game.init(jax.random.key(0))
+    for text, message in [("h2e", "not a move"), ("z2e2", "not a move"), ("h2h8", "not legal")]:
+        with pytest.raises(UserError, match=message) as error:
+            game.parse_action(text, state)
+        assert "\n" not in str(error.value)
+    with pytest.raises(UserError, match="game is over"):
+        game.parse_action("a0a1", play(game, step, "4k4/R8/9/9/9/9/9/9/1R7/3K5 w", ["b1b9"]))
+
+
+def test_black_sees_the_board_with_the_ranks_mirrored(game, step):
+    red = game.init(jax.random.key(0))
+    black = play(game, step, START_FEN, ["h2e2"])
+    # Black's h7e7 is the label of Red's h2e2: the ranks are mirrored, the files kept.
+    h2e2 = game.parse_action("h2e2", red)
+    assert game.parse_action("h7e7", black) == h2e2
+    assert game.action_to_string(h2e2, black) == "h7e7" and game.action_to_string(h2e2) == "h2e2"
+    # A position and its colour-mirrored twin (ranks reversed, colours swapped, the other
+    # side to move) look the same to the mover and have the same legal labels.
+    for fen in [*PERFT, *(fen for fen, _ in HAND_MADE.values())]:
+        ranks, side = fen.split()[0].split("/"), fen.split()[1]
+        twin = "/".join(rank.swapcase() for rank in ranks[::-1]) + (" b" if side == "w" else " w")
+        state, mirrored = game.from_fen(fen), game.from_fen(twin)
+        np.testing.assert_array_equal(game.observe(state), game.observe(mirrored))
+        np.testing.assert_array_equal(state.legal_action_mask, mirrored.legal_action_mask)
+    # Planes 0-6 are the mover's pieces: Black's after Red's first move.
+    obs = game.observe(black)
+    assert obs[9, 4, 0] == 1 and obs[0, 4, 7] == 1  # own general e9 at the bottom row
+
+
+def test_left_right_mirror(game):
+    for fen in [*PERFT, *(fen for fen, _ in HAND_MADE.values())]:
+        ranks, side = fen.split()[0].split("/"), fen.split()[1]
+        mirrored = game.from_fen("/".join(rank[::-1] for rank in ranks) + " " + side)
+        state = game.from_fen(fen)
+        obs, mask = game.apply_symmetry(game.observe(state), state.legal_action_mask, 1)
+        np.testing.assert_array_equal(obs, game.observe(mirrored))
+        np.testing.assert_array_equal(mask, mirrored.legal_action_mask)
