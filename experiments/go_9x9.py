@@ -6,7 +6,10 @@ stepped learning rate from 1e-2, L2 1e-4. Here on 9x9: 6 blocks x 64 channels an
 search (Gumbel MuZero learns Go 9x9 with few simulations) at 32 simulations; alpha scaled to
 the ~80 legal moves (PUCT, `--config.search.algorithm=puct`). A GPU config.
 
-ITERATION_TIME
+On this 2-core CPU one iteration's self-play (256 games x 16 plies x 33 network
+evaluations) took 78 s (iteration 2 of `azjax train --config experiments/go_9x9.py`, 55
+positions/s; the forward pass alone is 119 ms per batch of 256); the 16 learner updates
+come on top once the buffer holds `replay.min_size` positions.
 """
 
 from azjax.config import base_config

@@ -133,7 +133,8 @@ class Game(abc.ABC):
         """Reads a move typed by a human in an unbatched `state` (host-side).
 
         Accepts exactly the names `action_to_string` gives (case-insensitive, surrounding
-        blanks ignored).
+        blanks ignored). Games explain their notation and their illegal moves through
+        `_notation_hint` and `_why_illegal`.
 
         Returns:
           The action id in [0, A), legal in `state`.
@@ -144,14 +145,26 @@ class Game(abc.ABC):
         if bool(state.terminated):
             raise UserError("the game is over; no more moves can be played")
         names = {self.action_to_string(a, state).lower(): a for a in range(self.num_actions)}
-        legal = np.flatnonzero(np.asarray(state.legal_action_mask))
-        legal_names = " ".join(self.action_to_string(a, state) for a in legal)
         action = names.get(text.strip().lower())
         if action is None:
-            raise UserError(f"{text.strip()!r} is not a move; legal moves: {legal_names}")
-        if action not in legal:
-            raise UserError(f"move {text.strip()} is not legal now; legal moves: {legal_names}")
+            raise UserError(f"{text.strip()!r} is not a move; {self._notation_hint(state)}")
+        if not bool(state.legal_action_mask[action]):
+            raise UserError(
+                f"move {text.strip()} is not legal now: {self._why_illegal(state, action)}"
+            )
         return action
+
+    def _legal_names(self, state: State) -> str:
+        legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+        return " ".join(self.action_to_string(a, state) for a in legal)
+
+    def _notation_hint(self, state: State) -> str:
+        """How moves are typed, for the error on a name that is no move (one line)."""
+        return f"legal moves: {self._legal_names(state)}"
+
+    def _why_illegal(self, state: State, action: int) -> str:
+        """Why a named `action` is not legal in `state`, for the error message (one line)."""
+        return f"legal moves: {self._legal_names(state)}"
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

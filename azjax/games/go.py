@@ -41,7 +41,7 @@ import numpy as np
 from flax import struct
 
 from azjax.games import base
-from azjax.types import Array, PRNGKey, UserError
+from azjax.types import Array, PRNGKey
 
 COLUMN_LETTERS = "ABCDEFGHJKLMNOPQRST"  # GTP skips the letter I
 _POINT_BITS = 9  # low bits of a Zobrist word that count point numbers (N < 2**9)
@@ -300,27 +300,12 @@ class Go(base.Game):
         row, column = divmod(int(action), self.size)
         return "pass" if row == self.size else f"{COLUMN_LETTERS[column]}{self.size - row}"
 
-    def parse_action(self, text: str, state: GoState) -> int:
-        """Reads a GTP vertex ("D4", any case) or "pass".
-
-        Raises:
-          UserError: `text` names no point, the move is illegal (the point is taken, a
-            suicide, a ko recapture or a repetition), or the game is over.
-        """
-        if bool(state.terminated):
-            raise UserError("the game is over; no more moves can be played")
-        name = text.strip().upper()
-        names = [self.action_to_string(action).upper() for action in range(self.num_actions)]
-        if name not in names:
-            last = COLUMN_LETTERS[self.size - 1]
-            raise UserError(
-                f"{text.strip()!r} is not a move; type a column A-{last} (no I) and a row "
-                f"1-{self.size}, like {self.action_to_string(0)}, or pass"
-            )
-        action = names.index(name)
-        if not bool(state.legal_action_mask[action]):
-            raise UserError(f"move {name} is not legal now: {self._why_illegal(state, action)}")
-        return action
+    def _notation_hint(self, state: GoState) -> str:
+        last = COLUMN_LETTERS[self.size - 1]
+        return (
+            f"type a column A-{last} (no I) and a row 1-{self.size}, like "
+            f"{self.action_to_string(0)}, or pass"
+        )
 
     def _why_illegal(self, state: GoState, action: int) -> str:
         """Why a point is not a legal move (host-side, for `parse_action`)."""

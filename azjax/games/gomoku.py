@@ -8,7 +8,7 @@ import numpy as np
 from flax import struct
 
 from azjax.games import base
-from azjax.types import Array, PRNGKey, UserError
+from azjax.types import Array, PRNGKey
 
 RULES = ("freestyle", "standard")
 _COLUMN_NAMES = string.ascii_lowercase
@@ -174,27 +174,16 @@ class Gomoku(base.Game):
         row, column = divmod(int(action), self.width)
         return f"{_COLUMN_NAMES[column]}{self.height - row}"
 
-    def parse_action(self, text: str, state: GomokuState) -> int:
-        """Reads a point typed as a column letter and a row number, like "h8" (any case).
+    def _notation_hint(self, state: GomokuState) -> str:
+        last_column = _COLUMN_NAMES[self.width - 1]
+        centre = self.height // 2 * self.width + self.width // 2
+        return (
+            f"type a column a-{last_column} and a row 1-{self.height}, like "
+            f"{self.action_to_string(centre)}"
+        )
 
-        Raises:
-          UserError: `text` names no point, the point is taken, or the game is over.
-        """
-        if bool(state.terminated):
-            raise UserError("the game is over; no more moves can be played")
-        name = text.strip().lower()
-        names = [self.action_to_string(action) for action in range(self.num_actions)]
-        if name not in names:
-            last_column = _COLUMN_NAMES[self.width - 1]
-            centre = self.height // 2 * self.width + self.width // 2
-            raise UserError(
-                f"{text.strip()!r} is not a move; type a column a-{last_column} and a row "
-                f"1-{self.height}, like {self.action_to_string(centre)}"
-            )
-        action = names.index(name)
-        if not bool(state.legal_action_mask[action]):
-            raise UserError(f"move {name} is not legal now: the point is taken")
-        return action
+    def _why_illegal(self, state: GomokuState, action: int) -> str:
+        return "the point is taken"
 
     def __repr__(self) -> str:
         return f"Gomoku(width={self.width}, height={self.height}, k={self.k}, rule={self.rule!r})"

@@ -1,0 +1,46 @@
+"""Xiangqi (Chinese chess): draws by a 120-ply no-capture rule, threefold repetition and a
+400-ply limit (see `azjax/games/xiangqi.py`).
+
+cchess-zero trained a 19-block network with 1600 simulations from Python move generation;
+AlphaZero's chess used Dirichlet alpha 0.3 for about 30 legal moves. Here: 6 blocks x 96
+channels, Gumbel search at 32 simulations (PUCT with `--config.search.algorithm=puct`), 256
+games in lockstep. A GPU config.
+
+On this 2-core CPU the forward pass alone takes 246 ms per batch of 256 (measured), so one
+iteration's self-play (33 evaluations x 16 plies) takes over 130 s here.
+"""
+
+from azjax.config import base_config
+
+
+def get_config():
+    config = base_config()
+    config.name = "xiangqi"
+    config.game = "xiangqi"
+    config.network.channels = 96
+    config.network.num_blocks = 6
+    config.network.value_hidden = 128
+    config.search.algorithm = "gumbel"
+    config.search.num_simulations = 32
+    config.search.max_num_considered_actions = 16
+    config.search.dirichlet_alpha = 0.3  # AlphaZero's chess value, for PUCT
+    config.selfplay.batch_size = 256
+    config.selfplay.num_steps = 16
+    config.selfplay.temperature_moves = 20
+    config.replay.capacity = 400_000  # 5.8 KB per position
+    config.replay.min_size = 20_000
+    config.learner.batch_size = 512
+    config.learner.updates_per_iteration = 16
+    config.learner.optimizer = "sgd"
+    config.learner.learning_rate = 2e-2
+    config.learner.momentum = 0.9
+    config.learner.schedule = "piecewise"
+    config.learner.boundaries = (50_000, 100_000)
+    config.learner.decay_factor = 0.1
+    config.learner.weight_decay = 1e-4
+    config.train.num_iterations = 10_000
+    config.eval.every = 100
+    config.eval.num_games = 64
+    config.eval.num_simulations = 64
+    config.eval.opponents = ("random", "mcts:400")
+    return config
