@@ -28,8 +28,8 @@ def get_config():
     config.selfplay.batch_size = 256
     config.selfplay.num_steps = 32
     config.selfplay.temperature_moves = 30
-    # 24 KB per position (float32 planes): 9.6 GB here, 4.5 GB more for the self-play
-    # positions of unfinished games (256 x 722 plies at most).
+    # 26 KB per position (float32 planes and policy): 10.4 GB here, 4.8 GB more for the
+    # self-play positions of unfinished games (256 x 722 plies at most).
     config.replay.capacity = 400_000
     config.replay.min_size = 50_000
     config.learner.batch_size = 2048

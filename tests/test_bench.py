@@ -6,6 +6,9 @@ No timing assertions: machines are shared and noisy.
 import argparse
 import math
 
+import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from azjax import bench
@@ -85,3 +88,28 @@ def test_pgx_missing_is_reported(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_pgx)
     assert bench.pgx_environment("tic_tac_toe") == bench.PGX_MISSING
     assert bench.pgx_environment("not_a_pgx_game") == bench.NO_PGX_GAME
+
+
+def test_env_only_with_legal_mask_rows():
+    """Xiangqi has a `legal_action_mask` method: its masks per second get their own rows."""
+    args = argparse.Namespace(
+        game="xiangqi", config=None, batch_sizes="1,4", quick=True, env_only=True
+    )
+    rows, _ = bench.run(args)
+    assert [(row.name, row.batch_size) for row in rows] == [
+        ("env steps (random play)", 1),
+        ("env steps (random play)", 4),
+        ("legal-move masks", 1),
+        ("legal-move masks", 4),
+    ]
+    assert all(math.isfinite(row.rate) and row.rate > 0 for row in rows)
+    assert all(row.pgx_note == bench.NO_PGX_GAME for row in rows)
+
+
+def test_uniform_legal_action_is_uniform_over_legal_actions():
+    mask = jnp.array([[False, True, False, True, True], [False] * 5])
+    keys = jax.random.split(jax.random.PRNGKey(0), 3000)
+    actions = jax.vmap(bench.uniform_legal_action, (0, None))(keys, mask)  # [3000, 2]
+    counts = np.bincount(np.asarray(actions[:, 0]), minlength=5)
+    assert counts[[0, 2]].sum() == 0 and (np.abs(counts[[1, 3, 4]] - 1000) < 120).all()
+    assert (np.asarray(actions[:, 1]) == 0).all()  # nothing legal: action 0
