@@ -91,29 +91,6 @@ def play_against_pgx(game, env, key, num_games: int, *, pass_logit: float = 0.0)
     return {**trajectory, "actions": actions}
 
 
-def play_random_go_games(game, key, num_games: int, pass_logit: float):
-    """Plays `num_games` random games to the end as one scan: uniform over legal moves, the
-    pass's logit raised by `pass_logit` (as `openspiel_reference.play_random_games`, which
-    has no such option).
-
-    Returns:
-      (actions [T, B] int32, states [T+1, B] with the start position at index 0).
-    """
-    init_key, play_key = jax.random.split(key)
-    states = jax.vmap(game.init)(jax.random.split(init_key, num_games))
-
-    def ply(states, key):
-        logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf).at[:, -1].add(pass_logit)
-        actions = jax.random.categorical(key, logits).astype(jnp.int32)
-        next_states = jax.vmap(game.step)(states, actions)
-        return next_states, (next_states, actions)
-
-    plies = jax.random.split(play_key, game.max_episode_length)
-    _, (trajectory, actions) = jax.lax.scan(ply, states, plies)
-    trajectory = jax.tree.map(lambda x, xs: jnp.concatenate([x[None], xs]), states, trajectory)
-    return actions, trajectory
-
-
 def play_with_all_children(game, rules_without_superko, key, num_games: int, pass_logit: float):
     """Random games of `game` (superko on), recording at every ply the board and, for every
     action, the board it would lead to under `rules_without_superko` (the same game with

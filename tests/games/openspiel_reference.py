@@ -12,14 +12,19 @@ import jax.numpy as jnp
 import numpy as np
 
 
-def random_legal_action(key, legal_action_mask):
-    """A uniform legal action; action 0 when none is legal (stepping is then a no-op)."""
-    logits = jnp.where(legal_action_mask, 0.0, -jnp.inf)
+def random_legal_action(key, legal_action_mask, pass_logit=0.0):
+    """A uniform legal action (the last action's logit raised by `pass_logit`); action 0
+    when none is legal (stepping is then a no-op)."""
+    logits = jnp.where(legal_action_mask, 0.0, -jnp.inf).at[-1].add(pass_logit)
     return jax.random.categorical(key, logits).astype(jnp.int32)
 
 
-def play_random_games(game, key, num_games):
+def play_random_games(game, key, num_games, *, pass_logit: float = 0.0):
     """Plays `num_games` uniformly random games to the end as one jitted scan.
+
+    Args:
+      pass_logit: added to the logit of the last action (the pass in Go), so that random
+        games pass more or less often; 0 keeps the moves uniform.
 
     Returns:
       (actions [T, B] int32, states [T+1, B] with the start position at index 0), as numpy;
@@ -31,8 +36,8 @@ def play_random_games(game, key, num_games):
         states = jax.vmap(game.init)(jax.random.split(init_key, num_games))
 
         def ply(states, key):
-            actions = jax.vmap(random_legal_action)(
-                jax.random.split(key, num_games), states.legal_action_mask
+            actions = jax.vmap(random_legal_action, (0, 0, None))(
+                jax.random.split(key, num_games), states.legal_action_mask, pass_logit
             )
             next_states = jax.vmap(game.step)(states, actions)
             return next_states, (next_states, actions)

@@ -42,9 +42,9 @@ from go_reference import (
     diagram_board,
     openspiel_action,
     play_against_pgx,
-    play_random_go_games,
     play_with_all_children,
 )
+from openspiel_reference import play_random_games
 from positions import play
 
 import azjax.games
@@ -168,10 +168,8 @@ def check_against_openspiel(game, spiel_game, num_games, *, pass_logit=0.0, seed
     """Plays random games in `game` (superko on), replays them in OpenSpiel and compares
     every ply. Returns the number of OpenSpiel moves found to repeat a board (those we mask)
     and the outcomes [B, 2]."""
-    actions, states = jax.device_get(
-        jax.jit(play_random_go_games, static_argnums=(0, 2, 3))(
-            game, jax.random.key(seed), num_games, pass_logit
-        )
+    actions, states = play_random_games(
+        game, jax.random.key(seed), num_games, pass_logit=pass_logit
     )
     assert states.terminated[-1].all()
     size, repeats_seen, outcomes = game.size, 0, []
