@@ -112,14 +112,17 @@ class Game(abc.ABC):
         mover = int(state.current_player)
         marks = ("X", "O") if mover == 0 else ("O", "X")
         grid = np.where(planes[..., 0] > 0, marks[0], np.where(planes[..., 1] > 0, marks[1], "."))
+        return "\n".join([*(" ".join(row) for row in grid), self._status(state)])
+
+    def _status(self, state: State) -> str:
+        """The status line of `render`: "X to move", "X wins" / "O wins" (from the rewards of
+        the step that ended the game), else "game over"."""
         rewards = np.asarray(state.rewards)  # [2]
         if not bool(state.terminated):
-            status = f"{'XO'[mover]} to move"
-        elif rewards[0] != rewards[1]:
-            status = f"{'XO'[int(np.argmax(rewards))]} wins"
-        else:
-            status = "game over"
-        return "\n".join([*(" ".join(row) for row in grid), status])
+            return f"{'XO'[int(state.current_player)]} to move"
+        if rewards[0] != rewards[1]:
+            return f"{'XO'[int(np.argmax(rewards))]} wins"
+        return "game over"
 
     def action_to_string(self, action: int, state: State | None = None) -> str:
         """Names an action id the way `render` labels it and `parse_action` reads it back.

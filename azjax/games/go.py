@@ -285,14 +285,7 @@ class Go(base.Game):
             rows.append(f"{size - row:>{width}} {cells} {size - row}")
         captures = np.asarray(state.captures)
         captured = f"captures: X {captures[0]}, O {captures[1]}; komi {self.komi:g}"
-        rewards = np.asarray(state.rewards)
-        if not bool(state.terminated):
-            status = f"{'XO'[int(state.current_player)]} to move"
-        elif rewards[0] != rewards[1]:
-            status = f"{'XO'[int(np.argmax(rewards))]} wins"
-        else:
-            status = "game over"
-        return "\n".join([letters, *rows, letters, captured, status])
+        return "\n".join([letters, *rows, letters, captured, self._status(state)])
 
     def action_to_string(self, action: int, state=None) -> str:
         """Names a point as a GTP vertex, column letter (A-T without I) and row counted

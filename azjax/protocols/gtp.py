@@ -122,9 +122,10 @@ class Engine:
     def _set_komi(self, komi: float) -> None:
         if komi not in self._rules_by_komi:
             config = self.agent.config
-            options = {**dict(config.game_kwargs), "komi": komi, "max_moves": _MAX_MOVES_FACTOR}
-            options["max_moves"] *= self.size * self.size
-            game = games.make(config.game, **options)
+            max_moves = _MAX_MOVES_FACTOR * self.size * self.size
+            game = games.make(
+                config.game, **{**dict(config.game_kwargs), "komi": komi, "max_moves": max_moves}
+            )
             act = jax.jit(evaluation_search(game, self.agent.network, config))
             self._rules_by_komi[komi] = _Rules(game, jax.jit(game.step), jax.jit(game.score), act)
         self._rules = self._rules_by_komi[komi]
@@ -137,9 +138,9 @@ class Engine:
         self._states.append(self._rules.step(self.state, jnp.int32(action)))
         self._moves.append(action)
 
-    def _pop(self) -> None:
-        self._states.pop()
-        self._moves.pop()
+    def _truncate(self, num_moves: int) -> None:
+        """Takes back the moves after the first `num_moves`."""
+        del self._states[num_moves + 1 :], self._moves[num_moves:]
 
     def _align(self, color: int) -> None:
         """Makes `color` the player to move, inserting a pass for the other colour."""
@@ -244,13 +245,13 @@ class Engine:
         played = len(self._moves)
         self._align(color)
         if not bool(self.state.legal_action_mask[action]):
-            del self._states[played + 1 :], self._moves[played:]  # drop an inserted pass
+            self._truncate(played)  # drop an inserted pass
             raise GtpError("illegal move")
         self._push(action)
         return ""
 
-    def _choose(self, color) -> str:
-        """The searched move for `color` in the current position (nothing is played)."""
+    def _generate(self, color, *, play: bool) -> str:
+        """Searches a move for `color` in the current position; plays it if `play`."""
         color = self._color(color)
         if bool(self.state.terminated):
             return "pass"
@@ -260,25 +261,23 @@ class Engine:
         batched = jax.tree.map(lambda x: x[None], self.state)
         output = self._rules.act(self.agent.variables, batched, key)
         action, value = int(output.action[0]), float(output.value[0])
-        del self._states[played + 1 :], self._moves[played:]
-        if self.resign_below is not None and value < self.resign_below:
-            return "resign"
+        resign = self.resign_below is not None and value < self.resign_below
+        if resign or not play:
+            self._truncate(played)
+            return "resign" if resign else self._name(action)
+        self._push(action)
         return self._name(action)
 
     def _cmd_genmove(self, color):
-        move = self._choose(color)
-        if move != "resign" and not bool(self.state.terminated):
-            self._align(self._color(color))
-            self._push(self._vertex(move))
-        return move
+        return self._generate(color, play=True)
 
     def _cmd_reg_genmove(self, color):
-        return self._choose(color)
+        return self._generate(color, play=False)
 
     def _cmd_undo(self):
         if not self._moves:
             raise GtpError("cannot undo")
-        self._pop()
+        self._truncate(len(self._moves) - 1)
         return ""
 
     def _cmd_showboard(self):

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import jax
-import numpy as np
 
 from azjax import __version__
 from azjax.arena import MatchResult
@@ -106,16 +105,18 @@ def write_records(directory: str | Path, prefix: str, records: Sequence[str]) ->
 def match_records(game: Game, result: MatchResult, name_a: str, name_b: str) -> list[str]:
     """SGF records of the games of an arena match (see `arena.make_match`), A named `name_a`."""
     check_go(game)
-    result = jax.device_get(result)
-    scores = np.asarray(jax.device_get(jax.jit(jax.vmap(game.score))(result.final_states)))
+    scores = jax.device_get(jax.jit(jax.vmap(game.score))(result.final_states))  # [G]
+    actions, lengths, a_first = jax.device_get((result.actions, result.lengths, result.a_first))
     records = []
-    for index, length in enumerate(np.asarray(result.lengths).tolist()):
-        moves = np.asarray(result.actions)[:length, index].tolist()
-        a_first = bool(result.a_first[index])
-        black, white = (name_a, name_b) if a_first else (name_b, name_a)
+    for index, length in enumerate(lengths.tolist()):
+        black, white = (name_a, name_b) if a_first[index] else (name_b, name_a)
         records.append(
             game_record(
-                game, moves, result=result_string(float(scores[index])), black=black, white=white
+                game,
+                actions[:length, index].tolist(),
+                result=result_string(float(scores[index])),
+                black=black,
+                white=white,
             )
         )
     return records

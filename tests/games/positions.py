@@ -4,6 +4,7 @@ import functools
 import textwrap
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 
@@ -42,3 +43,20 @@ def check_finished_game(game, moves, expected: str) -> None:
 def _jitted_step(game):
     """One compiled `step` per game object, shared by every hand-played test."""
     return jax.jit(game.step)
+
+
+def check_pass_symmetries(game, move: str, size: int) -> None:
+    """On a square board with a pass action last: every symmetry maps the pass to itself,
+    and symmetry 1 is the left-right mirror of the observation and the point policy (checked
+    on the position after `move`)."""
+    obs = game.observe(play(game, [move]))
+    policy = jnp.arange(game.num_actions, dtype=jnp.float32)
+    pass_action = game.num_actions - 1
+    for index in range(game.symmetries):
+        assert game.apply_symmetry(obs, policy, index)[1][pass_action] == pass_action
+    mirrored_obs, mirrored_policy = game.apply_symmetry(obs, policy, 1)  # left-right mirror
+    np.testing.assert_array_equal(mirrored_obs, obs[:, ::-1])
+    np.testing.assert_array_equal(
+        mirrored_policy[:pass_action].reshape(size, size),
+        policy[:pass_action].reshape(size, size)[:, ::-1],
+    )
