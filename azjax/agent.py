@@ -9,66 +9,57 @@ Example::
 """
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
 import jax
 import ml_collections
 
-from azjax import arena, checkpoint, games
-from azjax.arena import Player, random_player, search_player
-from azjax.config import parse_opponent_spec
+from azjax import arena, build, checkpoint
+from azjax.arena import random_player, search_player
+from azjax.config import from_dict, parse_opponent_spec, read_config_file
 from azjax.games import Game, State
-from azjax.networks import Network, network_from_config
-from azjax.search import (
-    SearchOutput,
-    make_mcts_baseline,
-    network_evaluator,
-    search_from_config,
-)
+from azjax.networks import Network
+from azjax.search import make_mcts_baseline
 from azjax.selfplay import choose_action
-from azjax.types import PRNGKey, UserError
-
-
-def make_game_and_network(config: ml_collections.ConfigDict) -> tuple[Game, Network]:
-    """The game and the network an experiment config describes."""
-    game = games.make(config.game, **dict(config.game_kwargs))
-    network = network_from_config(config.network, game.observation_shape, game.num_actions)
-    return game, network
+from azjax.types import Player, PRNGKey, SearchOutput, Searcher, UserError
 
 
 def read_config(workdir: str | Path) -> ml_collections.ConfigDict:
-    """The resolved config saved in a run's workdir."""
+    """The resolved config saved in a run's workdir.
+
+    Raises:
+      UserError: `workdir` is not a run directory or its config.json is damaged.
+    """
     path = Path(workdir) / "config.json"
     if not path.is_file():
         raise UserError(f"{workdir} is not an azjax run directory (no config.json)")
-    try:
-        return ml_collections.ConfigDict(json.loads(path.read_text()))
-    except json.JSONDecodeError as error:
-        raise UserError(f"{path} is corrupt: {error}") from None
-
-
-def evaluation_search(game: Game, network: Network, config: ml_collections.ConfigDict):
-    """The searcher an agent plays with: `config.search` at `config.eval.num_simulations`
-    simulations, without exploration noise."""
-    search_config = ml_collections.ConfigDict(config.search.to_dict())
-    search_config.num_simulations = config.eval.num_simulations
-    return search_from_config(game, network_evaluator(game, network), search_config, explore=False)
+    return read_config_file(path)
 
 
 @dataclasses.dataclass
 class Agent:
-    """A trained network with its search, playing without exploration noise."""
+    """A trained network with its search, playing without exploration noise.
+
+    Attributes:
+      game, network: the run's game and network.
+      config: the config the checkpoint was written with.
+      variables: the network variables.
+      iteration: the checkpoint's iteration.
+      num_simulations: search simulations per move.
+    """
 
     game: Game
     network: Network
     config: ml_collections.ConfigDict
     variables: Any
     iteration: int
+    num_simulations: int
 
     def __post_init__(self):
-        self.search = evaluation_search(self.game, self.network, self.config)
+        self.search: Searcher = build.make_agent_searcher(
+            self.config, self.game, self.network, num_simulations=self.num_simulations
+        )
         self._act = jax.jit(self.search)
 
     def act(self, states: State, key: PRNGKey) -> SearchOutput:
@@ -89,41 +80,63 @@ class Agent:
 def load_agent(
     workdir: str | Path, *, num_simulations: int | None = None, step: int | None = None
 ) -> Agent:
-    """Loads the latest (or `step`) checkpoint of a run as an `Agent`.
+    """Loads the newest readable (or the `step`) checkpoint of a run as an `Agent`.
+
+    A damaged newest checkpoint is moved to `checkpoints_damaged/` with a warning and the
+    next older one is loaded. The agent uses the config its checkpoint was written with.
 
     Args:
       workdir: the run directory (holding config.json and checkpoints/), or the path of
         one checkpoint in it (`RUN/checkpoints/STEP`).
       num_simulations: search simulations per move (default: the run's eval setting).
-      step: iteration to load (default: the latest).
+      step: iteration to load (default: the newest).
 
     Raises:
-      UserError: not a run directory, no checkpoint, or a corrupt one.
+      UserError: not a run directory, no checkpoint, a damaged one asked for by `step`, or a
+        bad `num_simulations`.
     """
+    if num_simulations is not None and not 1 <= num_simulations <= 1_000_000:
+        raise UserError(f"simulations must be between 1 and 1000000, got {num_simulations}")
     path = Path(workdir)
     if path.name.isdigit() and path.parent.name == "checkpoints":  # a checkpoint's path
         workdir, step = path.parent.parent, int(path.name) if step is None else step
-    config = read_config(workdir)
-    if num_simulations is not None:
-        config.eval.num_simulations = int(num_simulations)
-    game, network = make_game_and_network(config)
-    checkpointer = checkpoint.Checkpointer(workdir)
-    step = checkpointer.latest_step() if step is None else step
-    if step is None:
+    run_config = read_config(workdir)
+    if not (Path(workdir) / "checkpoints").is_dir():
         raise UserError(f"no checkpoint in {workdir}/checkpoints")
-    example = jax.eval_shape(network.init, jax.random.PRNGKey(0))
-    variables, _ = checkpointer.restore(step, example)
-    checkpointer.close()
-    return Agent(game, network, config, variables, step)
+    checkpointer = checkpoint.Checkpointer(workdir)
+    try:
+        example = _variables_like(run_config)
+        if step is None:
+            restored = checkpointer.restore_newest(example)
+            if restored is None:
+                raise UserError(f"no readable checkpoint in {workdir}/checkpoints")
+        else:
+            try:
+                restored = checkpointer.restore(step, example)
+            except checkpoint.DamagedCheckpoint as damaged:
+                raise UserError(f"checkpoint {step} of {workdir} is damaged: {damaged.reason}")
+    finally:
+        checkpointer.close()
+    config = run_config
+    if restored.config is not None:
+        config = from_dict(restored.config, source=f"checkpoint {restored.step} of {workdir}")
+    game = build.make_game(config)
+    network = build.make_network_for(config, game)
+    simulations = num_simulations or config.eval.num_simulations
+    return Agent(game, network, config, restored.params, restored.step, simulations)
+
+
+def _variables_like(config: ml_collections.ConfigDict):
+    game = build.make_game(config)
+    network = build.make_network_for(config, game)
+    return jax.eval_shape(network.init, jax.random.PRNGKey(0))
 
 
 def selfplay_player(agent: Agent) -> Player:
     """Plays like training self-play: the run's training search (with exploration noise, at
     `config.search.num_simulations`) and its temperature schedule."""
     config = agent.config
-    search = search_from_config(
-        agent.game, network_evaluator(agent.game, agent.network), config.search, explore=True
-    )
+    search = build.make_searcher(config, agent.game, agent.network, explore=True)
 
     def play(params, states: State, key: PRNGKey):
         search_key, sample_key = jax.random.split(key)
@@ -151,19 +164,27 @@ def make_opponent(game: Game, spec: str, *, num_simulations: int | None = None):
     return agent.player, agent.variables
 
 
-def make_evaluation(game: Game, network: Network, config: ml_collections.ConfigDict):
-    """Builds `evaluate(variables, iteration) -> metrics` playing the config's opponents."""
-    agent = arena.search_player(evaluation_search(game, network, config))
+def make_evaluation(
+    game: Game,
+    searcher: Searcher,
+    *,
+    opponents: tuple[str, ...],
+    num_games: int,
+    seed: int,
+):
+    """Builds `evaluate(variables, iteration) -> metrics`: the agent playing `searcher`'s
+    moves against each opponent spec, `num_games` games each (half as first player)."""
+    agent = arena.search_player(searcher)
     matches = {}
-    for spec in config.eval.opponents:
+    for spec in opponents:
         opponent, params = make_opponent(game, spec)
-        match = jax.jit(arena.make_match(game, agent, opponent, num_games=config.eval.num_games))
+        match = jax.jit(arena.make_match(game, agent, opponent, num_games=num_games))
         matches[spec] = (match, params)
 
     def evaluate(variables, iteration: int) -> dict:
         results = {}
         for index, (spec, (match, params)) in enumerate(matches.items()):
-            key = jax.random.fold_in(jax.random.PRNGKey(config.seed + 1), iteration * 64 + index)
+            key = jax.random.fold_in(jax.random.PRNGKey(seed + 1), iteration * 64 + index)
             summary = arena.summarize(jax.device_get(match(variables, params, key).outcomes))
             games = summary.games
             results[f"eval/{spec}/win_rate"] = summary.wins / games

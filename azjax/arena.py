@@ -13,10 +13,8 @@ import jax
 import jax.numpy as jnp
 
 from azjax.games import Game, State
-from azjax.search import SearchOutput, mask_logits
-from azjax.types import Array, PRNGKey
-
-Player = Callable[[Any, State, PRNGKey], Array]
+from azjax.search import mask_logits
+from azjax.types import Array, Player, PRNGKey, SearchOutput
 
 
 def random_player(game: Game) -> Player:

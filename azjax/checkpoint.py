@@ -1,75 +1,247 @@
-"""orbax checkpoints of a run: network variables and the rest of the trainer state.
+"""orbax checkpoints of a run, their layout, and recovery from damaged ones.
 
-Two items per step: `params` (the network `Variables`, all an agent needs) and `trainer`
-(optimizer state, replay buffer, self-play games, RNG key, counters), so that loading an
-agent never reads the replay buffer, while resuming restores everything exactly.
+A checkpoint `workdir/checkpoints/<iteration>` holds four items:
+
+- `params`: the network `Variables`, all an agent needs;
+- `trainer`: everything else that resumes a run exactly (optimizer state, update count,
+  replay buffer, self-play games in progress, RNG key, counters, wall-clock time);
+- `config`: the resolved config (JSON) the checkpoint was written with, so that it loads with
+  its own settings even after `--allow-config-change`;
+- `metrics`: every metrics record of iterations 1..n (JSON), from which `metrics.jsonl` is
+  rewritten on resume, so the file always matches the checkpoint resumed from.
+
+Loading an agent reads only `params` and `config`. A checkpoint that cannot be read (files
+truncated or overwritten) is moved to `workdir/checkpoints_damaged/` and the next older one
+is used, with a warning naming what was skipped and why.
 """
 
+import dataclasses
+import errno
+import shutil
+import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
+import numpy as np
 import orbax.checkpoint as ocp
 
-from azjax.types import UserError
+from azjax.types import RunError, UserError
+
+def split_state(state) -> tuple[Any, dict]:
+    """(network variables, everything else) of a trainer state, as the two array items.
+
+    `state` is any dataclass pytree with a `train_state` field holding `variables`,
+    `opt_state` and `step` (`train.TrainerState`); its other fields are saved by name.
+    """
+    rest = {"opt_state": state.train_state.opt_state, "step": state.train_state.step}
+    for field in dataclasses.fields(state):
+        if field.name != "train_state":
+            rest[field.name] = getattr(state, field.name)
+    return state.train_state.variables, rest
+
+
+def join_state(like, variables, rest: dict):
+    """Inverse of `split_state`: a state shaped like `like` from the two items."""
+    train_state = like.train_state._replace(
+        variables=variables, opt_state=rest["opt_state"], step=rest["step"]
+    )
+    fields = {f.name: rest[f.name] for f in dataclasses.fields(like) if f.name != "train_state"}
+    return like.replace(train_state=train_state, **fields)
+
+
+class Restored(NamedTuple):
+    """One checkpoint read back."""
+
+    step: int
+    params: Any
+    trainer: Any  # None when not asked for
+    config: dict | None  # None for checkpoints written before configs were saved with them
+    metrics: list[dict] | None  # likewise
 
 
 def _abstract(tree: Any) -> Any:
     return jax.tree.map(ocp.utils.to_shape_dtype_struct, tree)
 
 
+def is_disk_full(error: BaseException) -> bool:
+    """Whether an exception (or one it wraps) says the disk or quota is full."""
+    while error is not None:
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        text = str(error)
+        if "No space left on device" in text or "RESOURCE_EXHAUSTED" in text:
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return (text.splitlines()[0] if text else type(error).__name__)[:200]
+
+
 class Checkpointer:
-    """Saves and restores (params, trainer) pytrees under `workdir/checkpoints/<step>`."""
+    """Saves and restores checkpoints under `workdir/checkpoints/<step>`."""
 
     def __init__(self, workdir: str | Path, *, max_to_keep: int = 3):
-        self.directory = Path(workdir).resolve() / "checkpoints"
+        self.workdir = Path(workdir).resolve()
+        self.directory = self.workdir / "checkpoints"
         options = ocp.CheckpointManagerOptions(
             max_to_keep=max_to_keep, enable_async_checkpointing=False, create=True
         )
-        self._manager = ocp.CheckpointManager(
-            self.directory, options=options, item_names=("params", "trainer")
-        )
+        handlers = {
+            "params": ocp.StandardCheckpointHandler(),
+            "trainer": ocp.StandardCheckpointHandler(),
+            "config": ocp.JsonCheckpointHandler(),
+            "metrics": ocp.JsonCheckpointHandler(),
+        }
+        try:
+            self._manager = ocp.CheckpointManager(
+                self.directory, options=options, item_handlers=handlers
+            )
+        except OSError as error:
+            raise UserError(f"cannot use {self.directory}: {error.strerror or error}") from None
 
     def latest_step(self) -> int | None:
         """The newest saved step, or None."""
         return self._manager.latest_step()
 
-    def save(self, step: int, params: Any, trainer: Any) -> None:
-        """Writes both items for `step` and waits until they are on disk."""
-        self._manager.save(
-            step,
-            args=ocp.args.Composite(
-                params=ocp.args.StandardSave(params), trainer=ocp.args.StandardSave(trainer)
-            ),
-            force=True,
-        )
-        self._manager.wait_until_finished()
+    def all_steps(self) -> list[int]:
+        """Saved steps, oldest first."""
+        return sorted(self._manager.all_steps())
 
-    def restore(self, step: int, params_like: Any, trainer_like: Any | None = None):
-        """Restores `step` into the structure (and shardings) of the given example trees.
-
-        Returns (params, trainer); trainer is None when `trainer_like` is None.
+    def save(self, step: int, params: Any, trainer: Any, *, config: dict, metrics: list[dict]):
+        """Writes the four items of `step` and waits until they are on disk.
 
         Raises:
-          UserError: the checkpoint is missing or cannot be read.
+          RunError: the disk is full (the earlier checkpoints are intact).
         """
+        args = ocp.args.Composite(
+            params=ocp.args.StandardSave(params),
+            trainer=ocp.args.StandardSave(trainer),
+            config=ocp.args.JsonSave(config),
+            metrics=ocp.args.JsonSave({"records": metrics}),
+        )
+        try:
+            self._manager.save(step, args=args, force=True)
+            self._manager.wait_until_finished()
+        except Exception as error:
+            if not is_disk_full(error):
+                raise
+            self._discard_partial(step)
+            last = [s for s in self.all_steps() if s != step]
+            raise RunError(
+                f"the disk is full: no space left to save iteration {step} in {self.directory}; "
+                + (
+                    f"the last good checkpoint is iteration {last[-1]}"
+                    if last
+                    else "no checkpoint was saved"
+                )
+            ) from None
+
+    def _discard_partial(self, step: int) -> None:
+        """Removes what a failed save of `step` left behind (orbax's temporary folders)."""
+        for path in self.directory.glob(f"{step}*"):
+            if path.name == str(step) or path.name.startswith(f"{step}.orbax-checkpoint-tmp"):
+                shutil.rmtree(path, ignore_errors=True)
+        self._manager.reload()
+
+    def restore(self, step: int, params_like: Any, trainer_like: Any | None = None) -> Restored:
+        """Restores `step` into the structure (and shardings) of the given example trees.
+
+        Raises:
+          UserError: the checkpoint does not exist, or holds arrays of other shapes than the
+            examples (a run of another config).
+          DamagedCheckpoint: its files cannot be read.
+        """
+        path = self.directory / str(step)
+        if not path.is_dir():
+            raise UserError(f"checkpoint {path} does not exist")
+        self._check_shapes(step, "params", params_like)
+        if trainer_like is not None:
+            self._check_shapes(step, "trainer", trainer_like)
         items = {"params": ocp.args.StandardRestore(_abstract(params_like))}
         if trainer_like is not None:
             items["trainer"] = ocp.args.StandardRestore(_abstract(trainer_like))
+        for name in ("config", "metrics"):
+            if (path / name).is_dir():
+                items[name] = ocp.args.JsonRestore()
         try:
             restored = self._manager.restore(step, args=ocp.args.Composite(**items))
-        except Exception as error:  # orbax raises many types for damaged files
-            message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        except Exception as error:  # orbax and tensorstore raise many types for damaged files
+            raise DamagedCheckpoint(step, _first_line(error)) from None
+        metrics = restored.get("metrics") if "metrics" in items else None
+        return Restored(
+            step=step,
+            params=restored["params"],
+            trainer=restored.get("trainer") if trainer_like is not None else None,
+            config=restored.get("config") if "config" in items else None,
+            metrics=None if metrics is None else list(metrics["records"]),
+        )
+
+    def _check_shapes(self, step: int, item: str, like: Any) -> None:
+        """Raises UserError when the saved arrays of `item` differ in shape from `like`."""
+        try:
+            metadata = self._manager.item_metadata(step)[item]
+        except Exception as error:
+            raise DamagedCheckpoint(step, f"unreadable {item}: {_first_line(error)}") from None
+        if metadata is None:
+            raise DamagedCheckpoint(step, f"no {item} item")
+        try:
+            saved = jax.tree.leaves(metadata.tree if hasattr(metadata, "tree") else metadata)
+            expected = jax.tree.leaves(like)
+        except Exception as error:
+            raise DamagedCheckpoint(step, f"unreadable {item}: {_first_line(error)}") from None
+        # Compared as multisets: orbax may store a NamedTuple's fields in another order.
+        saved_shapes = sorted(tuple(getattr(leaf, "shape", ()) or ()) for leaf in saved)
+        expected_shapes = sorted(tuple(np.shape(leaf)) for leaf in expected)
+        if saved_shapes != expected_shapes:
             raise UserError(
-                f"checkpoint {self.directory / str(step)} is missing or corrupt: {message[:200]}"
-            ) from None
-        return restored["params"], restored.get("trainer") if trainer_like is not None else None
+                f"checkpoint {self.directory / str(step)} holds a run of another shape "
+                f"({item} differs from this config's); use the config it was written with"
+            )
+
+    def restore_newest(
+        self, params_like: Any, trainer_like: Any | None = None, *, log=None
+    ) -> Restored | None:
+        """Restores the newest checkpoint that can be read, moving damaged ones aside.
+
+        Returns None when there is no checkpoint (or none that can be read).
+        """
+        log = log or (lambda message: print(message, file=sys.stderr))
+        for step in reversed(self.all_steps()):
+            try:
+                return self.restore(step, params_like, trainer_like)
+            except DamagedCheckpoint as damaged:
+                try:
+                    where = f"moved it to {self.quarantine(step)}"
+                except OSError as error:
+                    where = f"could not move it aside: {error.strerror or error}"
+                log(f"azjax: warning: skipped checkpoint {step} ({damaged.reason}); {where}")
+        return None
+
+    def quarantine(self, step: int) -> Path:
+        """Moves checkpoint `step` to `workdir/checkpoints_damaged/` for inspection."""
+        source = self.directory / str(step)
+        folder = self.workdir / "checkpoints_damaged"
+        folder.mkdir(exist_ok=True)
+        target = folder / str(step)
+        if target.exists():
+            target = folder / f"{step}-{time.strftime('%Y%m%d-%H%M%S')}"
+        shutil.move(str(source), str(target))
+        self._manager.reload()
+        return target
 
     def close(self) -> None:
         self._manager.close()
 
 
-def has_checkpoint(workdir: str | Path) -> bool:
-    """Whether `workdir/checkpoints` holds at least one finalized step."""
-    directory = Path(workdir) / "checkpoints"
-    return directory.is_dir() and any(p.name.isdigit() for p in directory.iterdir())
+class DamagedCheckpoint(Exception):
+    """A checkpoint whose files cannot be read."""
+
+    def __init__(self, step: int, reason: str):
+        super().__init__(f"checkpoint {step} is damaged: {reason}")
+        self.step = step
+        self.reason = reason

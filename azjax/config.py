@@ -7,7 +7,9 @@ Python numbers they need and close over them.
 import ast
 import difflib
 import importlib.util
+import inspect
 import json
+import math
 from pathlib import Path
 
 import ml_collections
@@ -103,7 +105,10 @@ def load_config(path: str | None) -> ml_collections.ConfigDict:
         raise UserError(f"cannot load experiment {candidate}: {error}") from None
     if not hasattr(module, "get_config"):
         raise UserError(f"experiment {candidate} has no get_config() function")
-    config = module.get_config()
+    try:
+        config = module.get_config()
+    except Exception as error:
+        raise UserError(f"get_config() of {candidate} failed: {error}") from None
     validate(config)
     return config
 
@@ -118,10 +123,7 @@ def _parse_value(key: str, text: str, current):
         raise UserError(f"config key {key!r} expects a bool (true/false), got {text!r}")
     if isinstance(current, str):
         return text
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        value = text
+    value = _literal(text)
     if isinstance(current, float) and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if isinstance(current, tuple) and isinstance(value, list | tuple | str | int | float):
@@ -131,14 +133,61 @@ def _parse_value(key: str, text: str, current):
     return value
 
 
+def _literal(text: str):
+    """A Python literal (number, bool, tuple, ...) or, failing that, the text itself."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+
+
+def _game_parameters(config: ml_collections.ConfigDict) -> dict[str, inspect.Parameter]:
+    """The keyword parameters the constructor of `config.game` takes (its rule options)."""
+    from azjax import games  # noqa: PLC0415  (config is importable without the games)
+
+    if config.game not in games.names():
+        raise UserError(f"unknown game {config.game!r}; known games: {', '.join(games.names())}")
+    parameters = inspect.signature(games.game_class(config.game)).parameters
+    return {
+        name: p
+        for name, p in parameters.items()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
+
+
+def _set_game_option(config: ml_collections.ConfigDict, key: str, name: str, text: str) -> None:
+    parameters = _game_parameters(config)
+    if name not in parameters:
+        close = difflib.get_close_matches(name, list(parameters), n=1)
+        hint = f"; did you mean 'game_kwargs.{close[0]}'?" if close else ""
+        known = ", ".join(parameters) or "none"
+        raise UserError(
+            f"unknown config key {key!r}: game {config.game!r} takes the options {known}{hint}"
+        )
+    current = config.game_kwargs.get(name, parameters[name].default)
+    if current is None or current is inspect.Parameter.empty:
+        value = _literal(text)  # no default to type it by: the game's constructor checks it
+    else:
+        value = _parse_value(key, text, current)
+    with config.game_kwargs.unlocked():
+        config.game_kwargs[name] = value
+
+
 def apply_overrides(config: ml_collections.ConfigDict, overrides: dict[str, str]):
     """Sets `config.a.b = value` for each `a.b=value`, typed like the existing value.
 
+    Keys under `game_kwargs` are the game constructor's options (`komi`, `superko`, `k`...),
+    checked against its signature.
+
     Raises:
-      UserError: a key that does not exist (with a suggestion) or a value of the wrong type.
+      UserError: a key that does not exist (with a suggestion) or a bad value.
     """
     for key, text in overrides.items():
-        node, parts = config, key.split(".")
+        parts = key.split(".")
+        if parts[0] == "game_kwargs" and len(parts) == 2:
+            _set_game_option(config, key, parts[1], text)
+            continue
+        node = config
         for depth, part in enumerate(parts):
             children = list(node.keys()) if isinstance(node, ml_collections.ConfigDict) else []
             if part not in children:
@@ -157,41 +206,125 @@ def apply_overrides(config: ml_collections.ConfigDict, overrides: dict[str, str]
     return config
 
 
-def validate(config: ml_collections.ConfigDict) -> None:
-    """Checks values that would otherwise fail deep inside a run."""
-    from azjax import games  # noqa: PLC0415  (config is importable without the games)
+# Every config key with its check: (kind, low, high, low_open). `int`/`float` ranges are
+# inclusive unless low_open; None means unbounded.
+_NUMBERS = {
+    "seed": (int, 0, None, False),
+    "network.channels": (int, 1, 4096, False),
+    "network.num_blocks": (int, 0, 256, False),
+    "network.policy_channels": (int, 1, 256, False),
+    "network.value_channels": (int, 1, 256, False),
+    "network.value_hidden": (int, 1, 65536, False),
+    "search.num_simulations": (int, 1, 1_000_000, False),
+    "search.dirichlet_alpha": (float, 0.0, None, True),
+    "search.dirichlet_fraction": (float, 0.0, 1.0, False),
+    "search.pb_c_init": (float, 0.0, None, False),
+    "search.pb_c_base": (float, 0.0, None, True),
+    "search.max_num_considered_actions": (int, 1, None, False),
+    "search.gumbel_scale": (float, 0.0, None, False),
+    "selfplay.batch_size": (int, 1, None, False),
+    "selfplay.num_steps": (int, 1, None, False),
+    "selfplay.temperature_moves": (int, 0, None, False),
+    "replay.capacity": (int, 1, None, False),
+    "replay.min_size": (int, 0, None, False),
+    "learner.batch_size": (int, 1, None, False),
+    "learner.updates_per_iteration": (int, 1, None, False),
+    "learner.learning_rate": (float, 0.0, None, True),
+    "learner.momentum": (float, 0.0, 1.0, False),
+    "learner.warmup_steps": (int, 0, None, False),
+    "learner.decay_steps": (int, 1, None, False),
+    "learner.decay_factor": (float, 0.0, None, False),
+    "learner.weight_decay": (float, 0.0, None, False),
+    "learner.max_grad_norm": (float, 0.0, None, False),
+    "train.num_iterations": (int, 0, None, False),
+    "train.max_minutes": (float, 0.0, None, False),
+    "train.checkpoint_every": (int, 1, None, False),
+    "train.keep_checkpoints": (int, 1, None, False),
+    "eval.every": (int, 0, None, False),
+    "eval.num_games": (int, 2, None, False),
+    "eval.num_simulations": (int, 1, 1_000_000, False),
+}
+_CHOICES = {
+    "search.algorithm": ("puct", "gumbel"),
+    "learner.optimizer": ("adam", "sgd"),
+    "learner.schedule": ("constant", "cosine", "piecewise"),
+}
+_OTHER = ("name", "game", "game_kwargs", "replay.augment", "learner.boundaries", "eval.opponents")
 
-    if config.game not in games.names():
-        raise UserError(f"unknown game {config.game!r}; known games: {', '.join(games.names())}")
-    positive = [
-        "search.num_simulations",
-        "selfplay.batch_size",
-        "selfplay.num_steps",
-        "replay.capacity",
-        "learner.batch_size",
-        "network.channels",
-        "train.checkpoint_every",
-        "eval.num_games",
-        "eval.num_simulations",
-    ]
-    for key in positive:
-        group, field = key.split(".")
-        if config[group][field] <= 0:
-            raise UserError(f"config key {key!r} must be positive, got {config[group][field]}")
-    if config.search.algorithm not in ("puct", "gumbel"):
+
+def _check_number(key: str, value, kind, low, high, low_open: bool) -> None:
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise UserError(f"config key {key!r} must be an integer, got {value!r}")
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise UserError(f"config key {key!r} must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise UserError(f"config key {key!r} must be a finite number, got {value!r}")
+    below = value <= low if low_open else value < low
+    if below or (high is not None and value > high):
+        interval = ("(" if low_open else "[") + f"{low}, " + (f"{high}]" if high else "inf)")
+        raise UserError(f"config key {key!r} must be in {interval}, got {value!r}")
+
+
+def validate(config: ml_collections.ConfigDict) -> None:
+    """Checks every value's type and range before anything is built.
+
+    Raises:
+      UserError: one line naming the key and what it accepts.
+    """
+    if not isinstance(config, ml_collections.ConfigDict):
+        raise UserError("an experiment's get_config() must return an ml_collections.ConfigDict")
+    known = set(_NUMBERS) | set(_CHOICES) | set(_OTHER)
+    flat = flatten(config.to_dict())
+    for key in sorted(flat):
+        if key not in known and not key.startswith("game_kwargs."):
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UserError(f"unknown config key {key!r}{hint}")
+    missing = sorted(k for k in known if k not in flat and k != "game_kwargs")
+    if missing:
+        raise UserError(f"config misses the key {missing[0]!r}")
+    for key, (kind, low, high, low_open) in _NUMBERS.items():
+        _check_number(key, flat[key], kind, low, high, low_open)
+    for key, choices in _CHOICES.items():
+        if flat[key] not in choices:
+            raise UserError(
+                f"config key {key!r} must be one of {', '.join(choices)}, got {flat[key]!r}"
+            )
+    if not isinstance(config.name, str) or not config.name:
+        raise UserError("config key 'name' must be a non-empty string")
+    if not isinstance(config.replay.augment, bool):
         raise UserError(
-            f"search.algorithm must be 'puct' or 'gumbel', got {config.search.algorithm!r}"
+            f"config key 'replay.augment' must be true or false, got {config.replay.augment!r}"
         )
-    if config.learner.optimizer not in ("adam", "sgd"):
+    boundaries = flat["learner.boundaries"]
+    if not all(isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in boundaries):
         raise UserError(
-            f"learner.optimizer must be 'adam' or 'sgd', got {config.learner.optimizer!r}"
+            f"config key 'learner.boundaries' must be update counts >= 0, got {boundaries!r}"
         )
-    if config.learner.schedule not in ("constant", "cosine", "piecewise"):
-        raise UserError("learner.schedule must be constant, cosine or piecewise")
-    if config.network.num_blocks < 0:
-        raise UserError("network.num_blocks must be >= 0")
+    if config.eval.num_games % 2:
+        raise UserError(f"config key 'eval.num_games' must be even, got {config.eval.num_games}")
+    if config.replay.min_size > config.replay.capacity:
+        raise UserError(
+            f"config key 'replay.min_size' ({config.replay.min_size}) must not exceed "
+            f"replay.capacity ({config.replay.capacity})"
+        )
+    if not isinstance(config.eval.opponents, tuple | list):
+        raise UserError("config key 'eval.opponents' must be a tuple of opponent specs")
     for opponent in config.eval.opponents:
+        if not isinstance(opponent, str):
+            raise UserError(f"config key 'eval.opponents' holds {opponent!r}, not a spec")
         parse_opponent_spec(opponent)
+    parameters = _game_parameters(config)
+    for name in config.game_kwargs:
+        if name not in parameters:
+            raise UserError(
+                f"unknown config key 'game_kwargs.{name}': game {config.game!r} takes "
+                f"{', '.join(parameters) or 'no options'}"
+            )
+    from azjax import games  # noqa: PLC0415
+
+    games.make(config.game, **dict(config.game_kwargs))  # a bad rule option: UserError
 
 
 def parse_opponent_spec(spec: str) -> tuple[str, object]:
@@ -210,24 +343,8 @@ def parse_opponent_spec(spec: str) -> tuple[str, object]:
     raise UserError(f"bad opponent {spec!r}; use random, mcts:N or workdir:PATH")
 
 
-def to_json(config: ml_collections.ConfigDict) -> str:
-    """The resolved config as stable JSON (saved in the workdir)."""
-    return json.dumps(config.to_dict(), indent=2, sort_keys=True, default=list)
-
-
-def flatten(tree: dict, prefix: str = "") -> dict[str, object]:
-    """Flattens a nested dict into {'a.b': value}, with lists and tuples normalised to lists."""
-    items = {}
-    for key, value in tree.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            items.update(flatten(value, name + "."))
-        else:
-            items[name] = list(value) if isinstance(value, list | tuple) else value
-    return items
-
-
-# Keys that may change when resuming without changing what the run computes.
+# Keys that may change when resuming without changing what the run computes: the iteration
+# budget, checkpoint cadence and evaluation. Also left out of the compiled-function cache key.
 RESUMABLE_KEYS = (
     "train.num_iterations",
     "train.max_minutes",
@@ -238,6 +355,93 @@ RESUMABLE_KEYS = (
     "eval.opponents",
     "eval.num_simulations",
 )
+# Keys whose values reach the step functions as arguments (`build.Hyperparams`), not as
+# compiled constants; with `name` and `seed` they do not change the compiled functions.
+TUNABLE_KEYS = (
+    "learner.learning_rate",
+    "learner.weight_decay",
+    "search.dirichlet_alpha",
+    "search.dirichlet_fraction",
+    "search.pb_c_init",
+    "search.pb_c_base",
+    "search.gumbel_scale",
+)
+
+
+def pipeline_key(config: ml_collections.ConfigDict) -> str:
+    """The config keys that fix a run's compiled step functions, as stable JSON."""
+    ignored = set(RESUMABLE_KEYS) | set(TUNABLE_KEYS) | {"name", "seed"}
+    flat = flatten(json.loads(to_json(config)))
+    return json.dumps({k: v for k, v in flat.items() if k not in ignored}, sort_keys=True)
+
+
+def evaluation_key(config: ml_collections.ConfigDict) -> str:
+    """The config keys that fix a run's evaluation (agent search, opponents, games, seed)."""
+    flat = flatten(json.loads(to_json(config)))
+    keys = {k: v for k, v in flat.items() if k.startswith(("eval.", "search.")) or k == "seed"}
+    return json.dumps(keys, sort_keys=True)
+
+
+def read_config_file(path: str | Path) -> ml_collections.ConfigDict:
+    """Reads and validates a resolved config saved as JSON (a run's config.json).
+
+    Raises:
+      UserError: the file is missing, not JSON, not a config object, or holds bad values.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UserError(f"{path} is corrupt: {error}") from None
+    return from_dict(data, source=str(path))
+
+
+def from_dict(data, *, source: str) -> ml_collections.ConfigDict:
+    """A validated config from its JSON form (`to_json`), tuples restored.
+
+    Raises:
+      UserError: `data` is not a complete, valid config.
+    """
+    if not isinstance(data, dict) or not data:
+        raise UserError(f"{source} is corrupt: not an azjax config (a JSON object of settings)")
+    defaults = flatten(base_config().to_dict(), keep_tuples=True)
+    for key, value in flatten(data).items():
+        if isinstance(defaults.get(key), tuple) and isinstance(value, list):
+            group, _, field = key.rpartition(".")
+            node = data
+            for part in group.split(".") if group else []:
+                node = node[part]
+            node[field] = tuple(value)
+    try:
+        config = ml_collections.ConfigDict(data)
+        validate(config)
+    except UserError as error:
+        raise UserError(f"{source} is not a valid azjax config: {error}") from None
+    except Exception as error:
+        raise UserError(f"{source} is corrupt: {error}") from None
+    return config
+
+
+def to_json(config: ml_collections.ConfigDict) -> str:
+    """The resolved config as stable JSON (saved in the workdir)."""
+    return json.dumps(config.to_dict(), indent=2, sort_keys=True, default=list)
+
+
+def flatten(tree: dict, prefix: str = "", *, keep_tuples: bool = False) -> dict[str, object]:
+    """Flattens a nested dict into {'a.b': value}, with lists and tuples normalised to lists
+    (kept as they are with `keep_tuples`)."""
+    items = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            items.update(flatten(value, name + ".", keep_tuples=keep_tuples))
+        elif isinstance(value, list | tuple) and not keep_tuples:
+            items[name] = list(value)
+        else:
+            items[name] = value
+    return items
 
 
 def config_differences(saved: dict, given: dict) -> list[str]:

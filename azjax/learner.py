@@ -3,7 +3,6 @@
 loss = mean (z - v)^2  +  mean CE(pi, p)  +  c * ||theta||^2
 """
 
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
@@ -11,8 +10,7 @@ import jax.numpy as jnp
 import optax
 
 from azjax.networks import Network, Variables
-from azjax.replay import Batch
-from azjax.types import Array
+from azjax.types import Array, Batch
 
 
 class TrainState(NamedTuple):
@@ -23,16 +21,9 @@ class TrainState(NamedTuple):
     step: Array  # [] int32
 
 
-class Learner(NamedTuple):
-    """init(variables) -> TrainState; update(state, batch) -> (state, metrics dict)."""
-
-    init: Callable[[Variables], TrainState]
-    update: Callable[[TrainState, Batch], tuple[TrainState, dict]]
-
-
 def make_schedule(
     *,
-    learning_rate: float,
+    learning_rate: float | Array = 1.0,
     schedule: str = "constant",
     warmup_steps: int = 0,
     decay_steps: int = 1,
@@ -41,7 +32,8 @@ def make_schedule(
 ) -> optax.Schedule:
     """Learning-rate schedule: "constant", "cosine" (to 0 at decay_steps) or "piecewise"
     (multiplied by `decay_factor` at each of `boundaries`, as in AlphaGo Zero); an optional
-    linear warm-up precedes it."""
+    linear warm-up precedes it. With the default `learning_rate=1` it is the schedule's shape,
+    which the learner multiplies by a (possibly traced) learning rate."""
     if schedule == "constant":
         main = optax.constant_schedule(learning_rate)
     elif schedule == "cosine":
@@ -59,18 +51,45 @@ def make_schedule(
 
 
 def make_optimizer(
-    name: str, schedule: optax.Schedule, *, momentum: float = 0.9, max_grad_norm: float = 0.0
+    name: str,
+    learning_rate: optax.ScalarOrSchedule,
+    *,
+    momentum: float = 0.9,
+    max_grad_norm: float = 0.0,
 ) -> optax.GradientTransformation:
     """SGD with Nesterov-free momentum (AlphaZero) or Adam, with optional gradient clipping."""
     if name == "sgd":
-        optimizer = optax.sgd(schedule, momentum=momentum)
+        optimizer = optax.sgd(learning_rate, momentum=momentum)
     elif name == "adam":
-        optimizer = optax.adam(schedule)
+        optimizer = optax.adam(learning_rate)
     else:
         raise ValueError(f"unknown optimizer {name!r}; use sgd or adam")
     if max_grad_norm > 0:
         optimizer = optax.chain(optax.clip_by_global_norm(max_grad_norm), optimizer)
     return optimizer
+
+
+class Optimizer(NamedTuple):
+    """The static description of an optimizer whose learning rate is supplied per call.
+
+    `transform(learning_rate)` is the optax transformation for a (possibly traced) base
+    learning rate, multiplied by the schedule's shape at each update; its state's structure
+    does not depend on the rate, so one `init` serves every rate.
+    """
+
+    name: str  # "sgd" or "adam"
+    shape: optax.Schedule  # the schedule at learning rate 1
+    momentum: float = 0.9
+    max_grad_norm: float = 0.0
+
+    def transform(self, learning_rate: float | Array) -> optax.GradientTransformation:
+        shape = self.shape
+        return make_optimizer(
+            self.name,
+            lambda count: learning_rate * shape(count),
+            momentum=self.momentum,
+            max_grad_norm=self.max_grad_norm,
+        )
 
 
 def loss_terms(network: Network, variables: Variables, batch: Batch, weight_decay: float):
@@ -95,40 +114,43 @@ def loss_terms(network: Network, variables: Variables, batch: Batch, weight_deca
     return total, (batch_stats, metrics)
 
 
-def make_learner(
-    network: Network, optimizer: optax.GradientTransformation, *, weight_decay: float
-) -> Learner:
-    """Builds the pure learner for `network` trained with `optimizer`."""
-
-    def init(variables: Variables) -> TrainState:
-        return TrainState(variables, optimizer.init(variables.params), jnp.zeros((), jnp.int32))
-
-    def update(state: TrainState, batch: Batch) -> tuple[TrainState, dict]:
-        def loss_fn(params):
-            return loss_terms(
-                network, Variables(params, state.variables.batch_stats), batch, weight_decay
-            )
-
-        grads, (batch_stats, metrics) = jax.grad(loss_fn, has_aux=True)(state.variables.params)
-        updates, opt_state = optimizer.update(grads, state.opt_state, state.variables.params)
-        params = optax.apply_updates(state.variables.params, updates)
-        metrics["grad_norm"] = optax.tree.norm(grads)
-        return TrainState(Variables(params, batch_stats), opt_state, state.step + 1), metrics
-
-    return Learner(init=init, update=update)
+def init(optimizer: Optimizer, variables: Variables) -> TrainState:
+    """The learner state of freshly initialised network `variables`."""
+    opt_state = optimizer.transform(1.0).init(variables.params)
+    return TrainState(variables, opt_state, jnp.zeros((), jnp.int32))
 
 
-def learner_from_config(network: Network, config) -> tuple[Learner, optax.Schedule]:
-    """The learner and learning-rate schedule described by `config.learner`."""
-    schedule = make_schedule(
-        learning_rate=config.learning_rate,
-        schedule=config.schedule,
-        warmup_steps=config.warmup_steps,
-        decay_steps=config.decay_steps,
-        boundaries=tuple(config.boundaries),
-        decay_factor=config.decay_factor,
-    )
-    optimizer = make_optimizer(
-        config.optimizer, schedule, momentum=config.momentum, max_grad_norm=config.max_grad_norm
-    )
-    return make_learner(network, optimizer, weight_decay=config.weight_decay), schedule
+def update(
+    network: Network,
+    optimizer: Optimizer,
+    state: TrainState,
+    batch: Batch,
+    *,
+    learning_rate: float | Array,
+    weight_decay: float | Array,
+) -> tuple[TrainState, dict]:
+    """One gradient step on a minibatch.
+
+    Args:
+      network: the network's pure functions.
+      optimizer: the optimizer (static).
+      state: variables, optimizer state and update count.
+      batch: the minibatch (obs [B, H, W, C], policy [B, A], value [B]).
+      learning_rate: base learning rate (a float or a traced scalar), times the schedule.
+      weight_decay: the L2 coefficient c (a float or a traced scalar).
+
+    Returns:
+      The new state and the minibatch's metrics (losses, entropies, gradient norm).
+    """
+
+    def loss_fn(params):
+        return loss_terms(
+            network, Variables(params, state.variables.batch_stats), batch, weight_decay
+        )
+
+    transform = optimizer.transform(learning_rate)
+    grads, (batch_stats, metrics) = jax.grad(loss_fn, has_aux=True)(state.variables.params)
+    updates, opt_state = transform.update(grads, state.opt_state, state.variables.params)
+    params = optax.apply_updates(state.variables.params, updates)
+    metrics["grad_norm"] = optax.tree.norm(grads)
+    return TrainState(Variables(params, batch_stats), opt_state, state.step + 1), metrics

@@ -1,42 +1,120 @@
-"""Run metrics: one JSON object per iteration in `metrics.jsonl`, TensorBoard, a progress line."""
+"""Run metrics: one JSON object per iteration in `metrics.jsonl`, TensorBoard, a progress line.
+
+`metrics.jsonl` holds iterations 1..n exactly once. Each checkpoint carries the records up to
+its iteration (see `checkpoint`), and a resumed run rewrites the file from them, so a torn
+last line (a cut write, or the NUL-filled tail a power cut leaves) or records of iterations
+after the checkpoint never survive a resume.
+"""
 
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
 
-class MetricsWriter:
-    """Appends iteration records to `workdir/metrics.jsonl` and TensorBoard event files."""
+def parse_lines(text: str) -> tuple[list[dict], int]:
+    """Records of a metrics file's text and the number of lines dropped as partial.
 
-    def __init__(self, workdir: str | Path, *, resume_iteration: int = 0, tensorboard: bool = True):
+    A line that is not a JSON object with an integer `iteration` (a cut write, NUL bytes) is
+    dropped.
+    """
+    records, dropped = [], 0
+    for line in text.split("\n"):
+        line = line.strip().strip("\x00")
+        if not line:
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            dropped += 1
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("iteration"), int):
+            dropped += 1
+            continue
+        records.append(record)
+    return records, dropped
+
+
+def read_metrics(workdir: str | Path) -> list[dict]:
+    """Reads the records of a run's `metrics.jsonl`, skipping a partial line."""
+    path = Path(workdir) / "metrics.jsonl"
+    records, _ = parse_lines(path.read_text(errors="replace"))
+    return records
+
+
+class MetricsWriter:
+    """Appends iteration records to `workdir/metrics.jsonl` and TensorBoard event files.
+
+    Args:
+      workdir: the run directory.
+      history: the records of iterations 1..n saved with the checkpoint resumed from (None
+        for a new run, or a checkpoint written before records were saved with it: then the
+        file's own records up to `resume_iteration` are kept).
+      resume_iteration: n, the iteration the run resumes after.
+      tensorboard: also write TensorBoard scalars (from iteration n + 1 on: events of
+        iterations after n that an interrupted session wrote are purged).
+      log: where warnings go.
+    """
+
+    def __init__(
+        self,
+        workdir: str | Path,
+        *,
+        history: list[dict] | None = None,
+        resume_iteration: int = 0,
+        tensorboard: bool = True,
+        log=None,
+    ):
+        log = log or (lambda message: print(message, file=sys.stderr))
         self.path = Path(workdir) / "metrics.jsonl"
-        # On resume, records written after the restored checkpoint are replayed: drop them.
+        on_disk, dropped = [], 0
         if self.path.exists():
-            kept = [
-                line
-                for line in self.path.read_text().splitlines()
-                if line.strip() and json.loads(line).get("iteration", 0) <= resume_iteration
-            ]
-            self.path.write_text("".join(line + "\n" for line in kept))
-        self.last_iteration = resume_iteration  # newest iteration in the file
+            on_disk, dropped = parse_lines(self.path.read_text(errors="replace"))
+        if dropped:
+            log(f"azjax: warning: dropped {dropped} partial line(s) of {self.path}")
+        if history is None:
+            by_iteration = {
+                r["iteration"]: r for r in on_disk if r["iteration"] <= resume_iteration
+            }
+            history = [by_iteration[i] for i in sorted(by_iteration)]
+        self.records = [dict(r) for r in history if r["iteration"] <= resume_iteration]
+        if self.path.exists() or self.records:
+            self._rewrite()
         self._tensorboard = None
         if tensorboard:
             from tensorboardX import SummaryWriter  # noqa: PLC0415  (slow import)
 
-            self._tensorboard = SummaryWriter(str(Path(workdir) / "tensorboard"))
+            purge = {"purge_step": resume_iteration + 1} if resume_iteration > 0 else {}
+            self._tensorboard = SummaryWriter(str(Path(workdir) / "tensorboard"), **purge)
+
+    @property
+    def last_iteration(self) -> int:
+        """The newest iteration written (0 before any)."""
+        return self.records[-1]["iteration"] if self.records else 0
+
+    def _rewrite(self) -> None:
+        temporary = self.path.with_name(self.path.name + ".tmp")
+        temporary.write_text("".join(json.dumps(r) + "\n" for r in self.records))
+        os.replace(temporary, self.path)
 
     def write(self, record: dict) -> None:
         """Writes one record (flat dict of numbers and strings, with an 'iteration' key)."""
         record = {k: _plain(v) for k, v in record.items()}
         with self.path.open("a") as stream:
             stream.write(json.dumps(record) + "\n")
-        self.last_iteration = record["iteration"]
+        self.records.append(record)
         if self._tensorboard is not None:
             for key, value in record.items():
                 if key != "iteration" and isinstance(value, int | float) and math.isfinite(value):
                     self._tensorboard.add_scalar(key, value, record["iteration"])
             self._tensorboard.flush()
+
+    def sync(self) -> None:
+        """Forces the file to disk (before a checkpoint names these records as saved)."""
+        if self.path.exists():
+            with self.path.open("rb+") as stream:
+                os.fsync(stream.fileno())
 
     def close(self) -> None:
         if self._tensorboard is not None:
@@ -51,25 +129,45 @@ def _plain(value):
     return value
 
 
-def read_metrics(workdir: str | Path) -> list[dict]:
-    """Reads all records of a run's `metrics.jsonl`."""
-    path = Path(workdir) / "metrics.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def format_count(value) -> str:
+    """An integer count with thousands separators: 60000 -> '60,000'."""
+    return f"{int(round(float(value))):,}"
 
 
-def progress_line(record: dict) -> str:
-    """A one-line human summary of an iteration record."""
+def format_duration(seconds: float) -> str:
+    """'42s', '7m05s' or '3h12m'."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def progress_line(record: dict, *, num_iterations: int | None = None, eta: float | None = None):
+    """A one-line human summary of an iteration record.
+
+    Args:
+      record: the iteration's metrics.
+      num_iterations: the run's last iteration, shown as `it 20/400` when given.
+      eta: estimated seconds to the end of the run, when known.
+    """
+    iteration = f"{record['iteration']:4d}"
+    if num_iterations:
+        iteration += f"/{num_iterations}"
     parts = [
-        f"it {record['iteration']:4d}",
+        f"it {iteration}",
         f"{record['wall_time'] / 60:6.1f} min",
         f"loss {record.get('loss', float('nan')):.3f}",
         f"(v {record.get('value_loss', float('nan')):.3f} "
         f"p {record.get('policy_loss', float('nan')):.3f})",
         f"H {record.get('policy_entropy', float('nan')):.2f}",
-        f"{record['positions_per_second']:6.0f} pos/s",
+        f"{format_count(record['positions_per_second'])} pos/s",
         f"len {record['average_game_length']:4.1f}",
-        f"buffer {record['buffer_size']}",
+        f"buffer {format_count(record['buffer_size'])}",
     ]
+    if eta is not None and math.isfinite(eta):
+        parts.append(f"ETA {format_duration(eta)}")
     evals = [
         f"{key[5:-9]} {value:.2f}"
         for key, value in record.items()
@@ -80,6 +178,6 @@ def progress_line(record: dict) -> str:
     return " | ".join(parts)
 
 
-def print_progress(record: dict, stream=None) -> None:
+def print_progress(record: dict, stream=None, **kwargs) -> None:
     """Prints the progress line of a record (to stdout by default)."""
-    print(progress_line(record), file=stream or sys.stdout, flush=True)
+    print(progress_line(record, **kwargs), file=stream or sys.stdout, flush=True)

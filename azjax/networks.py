@@ -139,16 +139,3 @@ def make_network(
         return logits, value, nnx.to_pure_dict(batch_stats)
 
     return Network(init=init, apply=apply)
-
-
-def network_from_config(config, observation_shape, num_actions) -> Network:
-    """Builds the network described by `config.network` (an ml_collections ConfigDict)."""
-    return make_network(
-        tuple(observation_shape),
-        num_actions,
-        channels=config.channels,
-        num_blocks=config.num_blocks,
-        policy_channels=config.policy_channels,
-        value_channels=config.value_channels,
-        value_hidden=config.value_hidden,
-    )

@@ -16,10 +16,7 @@ def plot_run(workdir: str | Path, output: str | Path | None = None, *, title: st
     Returns:
       The matplotlib figure.
     """
-    import matplotlib  # noqa: PLC0415  (optional at import time)
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt  # noqa: PLC0415  (slow import; the caller picks a backend)
 
     records = read_metrics(workdir)
     opponents = sorted(

@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from azjax.types import Array, PRNGKey
+from azjax.types import Array, Batch, PRNGKey
 
 
 @struct.dataclass
@@ -16,14 +16,6 @@ class ReplayBuffer:
     value: Array  # [N] float32 game outcome for the mover
     next_index: Array  # [] int32 where the next position is written
     size: Array  # [] int32 number of stored positions, at most N
-
-
-class Batch(struct.PyTreeNode):
-    """A minibatch of training samples."""
-
-    obs: Array  # [B, H, W, C]
-    policy: Array  # [B, A]
-    value: Array  # [B]
 
 
 def init(capacity: int, obs_shape: tuple[int, ...], num_actions: int, obs_dtype=jnp.float32):

@@ -1,6 +1,6 @@
 """Tree search: the only module that calls mctx.
 
-Conventions (see ARCHITECTURE.md): the game `State` is the mctx embedding; the reward of an
+Conventions (see docs/architecture.md): the game `State` is the mctx embedding; the reward of an
 edge is the outcome for the player who moved; a terminal child has value 0 and discount 0,
 every other edge discount -1 (turns alternate); illegal actions are masked in the prior
 logits at every node, and through `invalid_actions` at the root.
@@ -12,25 +12,27 @@ through the same vectorized mctx search.
 """
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import mctx
+from flax import struct
 
 from azjax.games import Game, State
 from azjax.networks import Network
-from azjax.types import Array, PRNGKey
-
-Evaluator = Callable[[Any, State, PRNGKey], tuple[Array, Array]]
+from azjax.types import Array, Evaluator, PRNGKey, SearchOutput
 
 
-class SearchOutput(NamedTuple):
-    """Result of a batched search."""
+@struct.dataclass
+class SearchParams:
+    """The tunable scalars of a search: Python floats, or [] float32 arrays that a population
+    `vmap`s over (they never change shapes or compiled code)."""
 
-    action: Array  # [B] int32, the move the search chooses (deterministic when noise is off)
-    action_weights: Array  # [B, A] float32, the policy target (visits or improved policy)
-    value: Array  # [B] float32, searched root value for the player to move
+    dirichlet_alpha: float | Array = 0.3  # PUCT root noise concentration
+    dirichlet_fraction: float | Array = 0.25  # PUCT root noise weight; 0 turns it off
+    pb_c_init: float | Array = 1.25  # PUCT exploration constants
+    pb_c_base: float | Array = 19652.0
+    gumbel_scale: float | Array = 1.0  # Gumbel root noise; 0 is deterministic
 
 
 def mask_logits(logits: Array, legal_action_mask: Array) -> Array:
@@ -107,36 +109,32 @@ def make_search(
     *,
     num_simulations: int,
     algorithm: str = "puct",
-    dirichlet_alpha: float = 0.3,
-    dirichlet_fraction: float = 0.25,
-    pb_c_init: float = 1.25,
-    pb_c_base: float = 19652.0,
     max_num_considered_actions: int = 16,
-    gumbel_scale: float = 1.0,
     qtransform: Callable = qtransform_parent_value,
-) -> Callable[[Any, State, PRNGKey], SearchOutput]:
-    """Builds `search(params, states [B], key) -> SearchOutput`.
+    params: SearchParams | None = None,
+) -> Callable[..., SearchOutput]:
+    """Builds `search(variables, states [B], key, params=None) -> SearchOutput`.
 
     Args:
       game: the game whose `State` is the search embedding.
       evaluate: prior and value for a batch of states (see module docstring).
       num_simulations: simulations per move (static).
       algorithm: "puct" (AlphaZero, `mctx.muzero_policy`) or "gumbel" (`gumbel_muzero_policy`).
-      dirichlet_alpha, dirichlet_fraction: PUCT root noise; fraction 0 turns it off.
-      pb_c_init, pb_c_base: PUCT exploration constants.
-      max_num_considered_actions, gumbel_scale: Gumbel root sampling; scale 0 is deterministic.
+      max_num_considered_actions: Gumbel root sampling width (static).
       qtransform: PUCT's Q-value transform (Gumbel uses mctx's completed-Q transform).
+      params: the tunable scalars used when a call passes none (default: `SearchParams()`).
 
     Returns:
-      The pure search function. PUCT's `action` is the most visited legal move; Gumbel's is
-      the action chosen by sequential halving.
+      The pure search function; its `params` argument (a `SearchParams` of floats or traced
+      scalars) overrides the built-in one. PUCT's `action` is the most visited legal move;
+      Gumbel's is the action chosen by sequential halving.
     """
     if algorithm not in ("puct", "gumbel"):
         raise ValueError(f"unknown search algorithm {algorithm!r}; use 'puct' or 'gumbel'")
 
-    def recurrent_fn(params, key: PRNGKey, action: Array, states: State):
+    def recurrent_fn(variables, key: PRNGKey, action: Array, states: State):
         next_states = jax.vmap(game.step)(states, action)
-        logits, value = evaluate(params, next_states, key)
+        logits, value = evaluate(variables, next_states, key)
         movers = states.current_player
         reward = jnp.take_along_axis(next_states.rewards, movers[:, None], axis=1)[:, 0]
         output = mctx.RecurrentFnOutput(
@@ -147,9 +145,12 @@ def make_search(
         )
         return output, next_states
 
-    def search(params, states: State, key: PRNGKey) -> SearchOutput:
+    default_params = SearchParams() if params is None else params
+
+    def search(variables, states: State, key: PRNGKey, params: SearchParams | None = None):
+        params = default_params if params is None else params
         root_key, search_key = jax.random.split(key)
-        logits, value = evaluate(params, states, root_key)
+        logits, value = evaluate(variables, states, root_key)
         root = mctx.RootFnOutput(
             prior_logits=mask_logits(logits, states.legal_action_mask),
             value=jnp.where(states.terminated, 0.0, value),
@@ -158,30 +159,30 @@ def make_search(
         invalid_actions = ~states.legal_action_mask
         if algorithm == "puct":
             output = mctx.muzero_policy(
-                params,
+                variables,
                 search_key,
                 root,
                 recurrent_fn,
                 num_simulations,
                 invalid_actions=invalid_actions,
-                dirichlet_alpha=dirichlet_alpha,
-                dirichlet_fraction=dirichlet_fraction,
-                pb_c_init=pb_c_init,
-                pb_c_base=pb_c_base,
+                dirichlet_alpha=params.dirichlet_alpha,
+                dirichlet_fraction=params.dirichlet_fraction,
+                pb_c_init=params.pb_c_init,
+                pb_c_base=params.pb_c_base,
                 qtransform=qtransform,
             )
             weights = jnp.where(states.legal_action_mask, output.action_weights, 0.0)
             action = jnp.argmax(weights, axis=-1).astype(jnp.int32)
         else:
             output = mctx.gumbel_muzero_policy(
-                params,
+                variables,
                 search_key,
                 root,
                 recurrent_fn,
                 num_simulations,
                 invalid_actions=invalid_actions,
                 max_num_considered_actions=max_num_considered_actions,
-                gumbel_scale=gumbel_scale,
+                gumbel_scale=params.gumbel_scale,
             )
             weights = jnp.where(states.legal_action_mask, output.action_weights, 0.0)
             action = output.action.astype(jnp.int32)
@@ -189,22 +190,6 @@ def make_search(
         return SearchOutput(action=action, action_weights=weights, value=searched_value)
 
     return search
-
-
-def search_from_config(game: Game, evaluate: Evaluator, config, *, explore: bool):
-    """Builds the searcher described by `config.search`; `explore=False` turns noise off."""
-    return make_search(
-        game,
-        evaluate,
-        num_simulations=config.num_simulations,
-        algorithm=config.algorithm,
-        dirichlet_alpha=config.dirichlet_alpha,
-        dirichlet_fraction=config.dirichlet_fraction if explore else 0.0,
-        pb_c_init=config.pb_c_init,
-        pb_c_base=config.pb_c_base,
-        max_num_considered_actions=config.max_num_considered_actions,
-        gumbel_scale=config.gumbel_scale if explore else 0.0,
-    )
 
 
 def make_mcts_baseline(game: Game, *, num_simulations: int, pb_c_init: float = 6.0):
@@ -220,7 +205,6 @@ def make_mcts_baseline(game: Game, *, num_simulations: int, pb_c_init: float = 6
         rollout_evaluator(game),
         num_simulations=num_simulations,
         algorithm="puct",
-        dirichlet_fraction=0.0,
-        pb_c_init=pb_c_init,
         qtransform=mctx.qtransform_by_parent_and_siblings,
+        params=SearchParams(dirichlet_fraction=0.0, pb_c_init=pb_c_init),
     )

@@ -15,18 +15,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from azjax.games import Game, State
-from azjax.replay import Batch
-from azjax.search import SearchOutput
-from azjax.types import Array, PRNGKey
-
-
-@struct.dataclass
-class Records:
-    """Positions of one or more games with what search made of them."""
-
-    obs: Array  # [..., H, W, C] observation from the mover's view
-    policy: Array  # [..., A] float32 search policy target
-    player: Array  # [..., ] int32 player to move
+from azjax.types import Array, Batch, PRNGKey, Records, SearchOutput
 
 
 @struct.dataclass
@@ -48,13 +37,6 @@ class SelfPlayOutput(NamedTuple):
     first_player_wins: Array  # [] int32
     second_player_wins: Array  # [] int32
     root_value: Array  # [] float32 mean searched root value
-
-
-class SelfPlay(NamedTuple):
-    """init(key) -> SelfPlayState; run(params, state, key) -> (state, SelfPlayOutput)."""
-
-    init: Callable[[PRNGKey], SelfPlayState]
-    run: Callable[..., tuple[SelfPlayState, SelfPlayOutput]]
 
 
 def choose_action(
@@ -82,144 +64,163 @@ def choose_action(
     return action.astype(jnp.int32)
 
 
-def make_selfplay(
+def init(game: Game, key: PRNGKey, *, batch_size: int) -> SelfPlayState:
+    """Starts `batch_size` games (B) with nothing pending."""
+    games = jax.vmap(game.init)(jax.random.split(key, batch_size))
+    obs = jax.vmap(game.observe)(games)
+    max_length = game.max_episode_length
+    pending = Records(
+        obs=jnp.zeros((batch_size, max_length, *obs.shape[1:]), obs.dtype),
+        policy=jnp.zeros((batch_size, max_length, game.num_actions), jnp.float32),
+        player=jnp.zeros((batch_size, max_length), jnp.int32),
+    )
+    return SelfPlayState(games, pending, jnp.zeros(batch_size, jnp.int32))
+
+
+def play_ply(
     game: Game,
     search: Callable[..., SearchOutput],
+    variables,
+    states: State,
+    key: PRNGKey,
     *,
-    batch_size: int,
+    temperature_moves: int,
+    sample_search_action: bool = False,
+):
+    """One ply in every slot [B]: restart finished games, search, choose and play a move.
+
+    Returns the next states [B] and (record, ended, rewards, step_count, search output) of
+    the ply.
+    """
+    batch_size = states.terminated.shape[0]
+    reset_key, search_key, sample_key = jax.random.split(key, 3)
+    fresh = jax.vmap(game.init)(jax.random.split(reset_key, batch_size))
+    states = jax.tree.map(
+        lambda new, old: jnp.where(
+            states.terminated.reshape((-1,) + (1,) * (old.ndim - 1)), new, old
+        ),
+        fresh,
+        states,
+    )
+    output = search(variables, states, search_key)
+    action = choose_action(
+        output, states, sample_key, temperature_moves, sample_search_action=sample_search_action
+    )
+    next_states = jax.vmap(game.step)(states, action)
+    record = Records(
+        obs=jax.vmap(game.observe)(states),
+        policy=output.action_weights,
+        player=states.current_player,
+    )
+    ended = next_states.terminated
+    return next_states, (record, ended, next_states.rewards, next_states.step_count, output)
+
+
+def _label(records: Records, valid: Array, ended: Array, rewards: Array) -> Array:
+    """Value targets [L+T] of one slot's sequence; NaN where the game has not ended."""
+
+    def backward(carry, x):
+        known, outcome = carry
+        ended_i, rewards_i, player_i = x
+        known = known | ended_i
+        outcome = jnp.where(ended_i, rewards_i, outcome)
+        target = jnp.where(known, outcome[player_i], jnp.nan)
+        return (known, outcome), target
+
+    init_carry = (jnp.zeros((), bool), jnp.zeros(2, jnp.float32))
+    _, targets = jax.lax.scan(backward, init_carry, (ended, rewards, records.player), reverse=True)
+    return jnp.where(valid, targets, jnp.nan)
+
+
+def _compact(records: Records, keep: Array, max_length: int) -> tuple[Records, Array]:
+    """Moves the kept rows of one slot's [L+T] sequence to the front of an [L] buffer."""
+    slots = jnp.where(keep, jnp.cumsum(keep.astype(jnp.int32)) - 1, max_length)
+    pending = jax.tree.map(
+        lambda x: jnp.zeros((max_length, *x.shape[1:]), x.dtype).at[slots].set(x, mode="drop"),
+        records,
+    )
+    return pending, jnp.sum(keep.astype(jnp.int32))
+
+
+def run(
+    game: Game,
+    search: Callable[..., SearchOutput],
+    variables,
+    state: SelfPlayState,
+    key: PRNGKey,
+    *,
     num_steps: int,
     temperature_moves: int,
     sample_search_action: bool = False,
-) -> SelfPlay:
-    """Builds batched self-play.
+) -> tuple[SelfPlayState, SelfPlayOutput]:
+    """Plays `num_steps` plies (T) in every slot and labels the positions of games that ended.
 
     Args:
       game: the game.
-      search: `search(params, states [B], key) -> SearchOutput` (with exploration noise).
-      batch_size: B, games played in lockstep.
-      num_steps: T, plies per call.
+      search: `search(variables, states [B], key) -> SearchOutput` (with exploration noise).
+      variables: the network variables the search evaluates with.
+      state: the games in progress and their pending positions (`init`).
+      key: randomness of this call.
+      num_steps: T, plies per call (static).
       temperature_moves: for the first k plies of a game the move is sampled from the
         search policy (temperature 1), afterwards it is the policy's argmax.
       sample_search_action: in the first k plies play the search's own `action` instead of
         sampling from its policy (Gumbel search, whose action already carries noise).
     """
+    batch_size = state.num_pending.shape[0]
     max_length = game.max_episode_length
 
-    def init(key: PRNGKey) -> SelfPlayState:
-        games = jax.vmap(game.init)(jax.random.split(key, batch_size))
-        obs = jax.vmap(game.observe)(games)
-        pending = Records(
-            obs=jnp.zeros((batch_size, max_length, *obs.shape[1:]), obs.dtype),
-            policy=jnp.zeros((batch_size, max_length, game.num_actions), jnp.float32),
-            player=jnp.zeros((batch_size, max_length), jnp.int32),
-        )
-        return SelfPlayState(games, pending, jnp.zeros(batch_size, jnp.int32))
-
-    def play_ply(params, states: State, key: PRNGKey):
-        reset_key, search_key, sample_key = jax.random.split(key, 3)
-        fresh = jax.vmap(game.init)(jax.random.split(reset_key, batch_size))
-        states = jax.tree.map(
-            lambda new, old: jnp.where(
-                states.terminated.reshape((-1,) + (1,) * (old.ndim - 1)), new, old
-            ),
-            fresh,
+    def scan_ply(states, ply_key):
+        return play_ply(
+            game,
+            search,
+            variables,
             states,
+            ply_key,
+            temperature_moves=temperature_moves,
+            sample_search_action=sample_search_action,
         )
-        output = search(params, states, search_key)
-        action = choose_action(
-            output, states, sample_key, temperature_moves, sample_search_action=sample_search_action
-        )
-        next_states = jax.vmap(game.step)(states, action)
-        record = Records(
-            obs=jax.vmap(game.observe)(states),
-            policy=output.action_weights,
-            player=states.current_player,
-        )
-        ended = next_states.terminated
-        return next_states, (record, ended, next_states.rewards, next_states.step_count, output)
 
-    def label(records: Records, valid: Array, ended: Array, rewards: Array) -> Array:
-        """Value targets [L+T] of one slot's sequence; NaN where the game has not ended."""
-
-        def backward(carry, x):
-            known, outcome = carry
-            ended_i, rewards_i, player_i = x
-            known = known | ended_i
-            outcome = jnp.where(ended_i, rewards_i, outcome)
-            target = jnp.where(known, outcome[player_i], jnp.nan)
-            return (known, outcome), target
-
-        init_carry = (jnp.zeros((), bool), jnp.zeros(2, jnp.float32))
-        _, targets = jax.lax.scan(
-            backward, init_carry, (ended, rewards, records.player), reverse=True
-        )
-        return jnp.where(valid, targets, jnp.nan)
-
-    def compact(records: Records, keep: Array) -> tuple[Records, Array]:
-        """Moves the kept rows of one slot's [L+T] sequence to the front of an [L] buffer."""
-        slots = jnp.where(keep, jnp.cumsum(keep.astype(jnp.int32)) - 1, max_length)
-        pending = jax.tree.map(
-            lambda x: jnp.zeros((max_length, *x.shape[1:]), x.dtype).at[slots].set(x, mode="drop"),
-            records,
-        )
-        return pending, jnp.sum(keep.astype(jnp.int32))
-
-    def run(params, state: SelfPlayState, key: PRNGKey) -> tuple[SelfPlayState, SelfPlayOutput]:
-        def scan_ply(states, ply_key):
-            return play_ply(params, states, ply_key)
-
-        games, (records, ended, rewards, lengths, search_out) = jax.lax.scan(
-            scan_ply, state.games, jax.random.split(key, num_steps)
-        )
-        # Per slot: pending positions of the running game, then this call's T plies.
-        swap = lambda x: jnp.swapaxes(x, 0, 1)  # noqa: E731  [T, B, ...] -> [B, T, ...]
-        sequence = jax.tree.map(
-            lambda old, new: jnp.concatenate([old, swap(new)], axis=1), state.pending, records
-        )
-        valid = jnp.concatenate(
-            [
-                jnp.arange(max_length)[None, :] < state.num_pending[:, None],
-                jnp.ones((batch_size, num_steps), bool),
-            ],
-            axis=1,
-        )
-        ended_seq = jnp.concatenate([jnp.zeros((batch_size, max_length), bool), swap(ended)], 1)
-        rewards_seq = jnp.concatenate(
-            [jnp.zeros((batch_size, max_length, 2), jnp.float32), swap(rewards)], axis=1
-        )
-        targets = jax.vmap(label)(sequence, valid, ended_seq, rewards_seq)  # [B, L+T]
-        labelled = valid & ~jnp.isnan(targets)
-        pending, num_pending = jax.vmap(compact)(sequence, valid & ~labelled)
-
-        flat = lambda x: x.reshape((-1, *x.shape[2:]))  # noqa: E731
-        batch = Batch(
-            obs=flat(sequence.obs),
-            policy=flat(sequence.policy),
-            value=flat(jnp.nan_to_num(targets)),
-        )
-        first_wins = jnp.sum(ended & (rewards[..., 0] > 0))
-        second_wins = jnp.sum(ended & (rewards[..., 1] > 0))
-        output = SelfPlayOutput(
-            batch=batch,
-            valid=flat(labelled),
-            num_games=jnp.sum(ended.astype(jnp.int32)),
-            total_game_length=jnp.sum(jnp.where(ended, lengths, 0)),
-            first_player_wins=first_wins.astype(jnp.int32),
-            second_player_wins=second_wins.astype(jnp.int32),
-            root_value=jnp.mean(search_out.value),
-        )
-        return SelfPlayState(games, pending, num_pending), output
-
-    return SelfPlay(init=init, run=run)
-
-
-def selfplay_from_config(game: Game, search: Callable[..., SearchOutput], config) -> SelfPlay:
-    """The self-play described by `config.selfplay` (Gumbel search plays its own action)."""
-    return make_selfplay(
-        game,
-        search,
-        batch_size=config.selfplay.batch_size,
-        num_steps=config.selfplay.num_steps,
-        temperature_moves=config.selfplay.temperature_moves,
-        sample_search_action=config.search.algorithm == "gumbel",
+    games, (records, ended, rewards, lengths, search_out) = jax.lax.scan(
+        scan_ply, state.games, jax.random.split(key, num_steps)
     )
+    # Per slot: pending positions of the running game, then this call's T plies.
+    swap = lambda x: jnp.swapaxes(x, 0, 1)  # noqa: E731  [T, B, ...] -> [B, T, ...]
+    sequence = jax.tree.map(
+        lambda old, new: jnp.concatenate([old, swap(new)], axis=1), state.pending, records
+    )
+    valid = jnp.concatenate(
+        [
+            jnp.arange(max_length)[None, :] < state.num_pending[:, None],
+            jnp.ones((batch_size, num_steps), bool),
+        ],
+        axis=1,
+    )
+    ended_seq = jnp.concatenate([jnp.zeros((batch_size, max_length), bool), swap(ended)], 1)
+    rewards_seq = jnp.concatenate(
+        [jnp.zeros((batch_size, max_length, 2), jnp.float32), swap(rewards)], axis=1
+    )
+    targets = jax.vmap(_label)(sequence, valid, ended_seq, rewards_seq)  # [B, L+T]
+    labelled = valid & ~jnp.isnan(targets)
+    pending, num_pending = jax.vmap(_compact, in_axes=(0, 0, None))(
+        sequence, valid & ~labelled, max_length
+    )
+
+    flat = lambda x: x.reshape((-1, *x.shape[2:]))  # noqa: E731
+    batch = Batch(
+        obs=flat(sequence.obs),
+        policy=flat(sequence.policy),
+        value=flat(jnp.nan_to_num(targets)),
+    )
+    first_wins = jnp.sum(ended & (rewards[..., 0] > 0))
+    second_wins = jnp.sum(ended & (rewards[..., 1] > 0))
+    output = SelfPlayOutput(
+        batch=batch,
+        valid=flat(labelled),
+        num_games=jnp.sum(ended.astype(jnp.int32)),
+        total_game_length=jnp.sum(jnp.where(ended, lengths, 0)),
+        first_player_wins=first_wins.astype(jnp.int32),
+        second_player_wins=second_wins.astype(jnp.int32),
+        root_value=jnp.mean(search_out.value),
+    )
+    return SelfPlayState(games, pending, num_pending), output

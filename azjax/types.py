@@ -1,17 +1,67 @@
-"""Shared types and the shape legend used across azjax.
+"""Shared records, callable types, errors and the shape legend used across azjax.
 
 Shape legend (used in comments next to array fields):
   B  batch of games or samples     T  time (plies in a scan)
   A  number of actions             S  number of board symmetries
   H, W  board height and width     C  observation planes
   N  replay-buffer capacity        D  devices
+  L  longest game (plies)
 """
 
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
 import jax
+from flax import struct
 
 Array = jax.Array
 PRNGKey = jax.Array
 
 
 class UserError(Exception):
-    """A mistake a user can fix (bad game name, config key, checkpoint): one-line message."""
+    """A mistake a user can fix (bad game name, config key, checkpoint): one-line message.
+
+    The command line prints the message on one line and exits with `exit_code`.
+    """
+
+    exit_code = 2
+
+
+class RunError(UserError):
+    """A run cannot go on for a reason outside the user's input (a full disk, a file system
+    that refuses writes): one line, exit status 1."""
+
+    exit_code = 1
+
+
+class Batch(struct.PyTreeNode):
+    """Labelled training samples (a minibatch, or the positions self-play hands to replay)."""
+
+    obs: Array  # [B, H, W, C] observation from the mover's view
+    policy: Array  # [B, A] float32 search policy target
+    value: Array  # [B] float32 game outcome for the mover
+
+
+@struct.dataclass
+class Records:
+    """Positions of one or more games with what search made of them, before labelling."""
+
+    obs: Array  # [..., H, W, C] observation from the mover's view
+    policy: Array  # [..., A] float32 search policy target
+    player: Array  # [...] int32 player to move
+
+
+class SearchOutput(NamedTuple):
+    """Result of a batched search."""
+
+    action: Array  # [B] int32, the move the search chooses (deterministic when noise is off)
+    action_weights: Array  # [B, A] float32, the policy target (visits or improved policy)
+    value: Array  # [B] float32, searched root value for the player to move
+
+
+# evaluate(params, states [B], key) -> (prior logits [B, A], value [B] for the player to move)
+Evaluator = Callable[[Any, Any, PRNGKey], tuple[Array, Array]]
+# search(params, states [B], key) -> SearchOutput
+Searcher = Callable[[Any, Any, PRNGKey], SearchOutput]
+# player(params, states [B], key) -> actions [B] int32
+Player = Callable[[Any, Any, PRNGKey], Array]

@@ -1,7 +1,10 @@
 """Shared fixtures: tiny configs so that every compiled function stays small."""
 
+import json
 import os
+import shutil
 import sys
+from collections.abc import Sequence
 
 import pytest
 
@@ -51,18 +54,45 @@ def subprocess_env(**extra) -> dict:
 PYTHON = sys.executable
 
 
+def require_program(name: str, *, install: str, paths: Sequence[str] = ()) -> str:
+    """The path of an external program that a test needs (on PATH or in one of `paths`).
+
+    A missing program skips the test with a one-line reason saying how to install it, or
+    fails it where the environment sets AZJAX_REQUIRE_EXTERNAL=1 (CI, which installs it).
+
+    Args:
+      name: the program's file name, e.g. "gnugo".
+      install: how to install it, e.g. "apt-get install gnugo".
+      paths: directories to look in besides PATH, e.g. ("/usr/games",).
+    """
+    found = shutil.which(name) or (paths and shutil.which(name, path=os.pathsep.join(paths)))
+    if found:
+        return found
+    reason = f"{name} is not installed (install it with: {install})"
+    if os.environ.get("AZJAX_REQUIRE_EXTERNAL") == "1":
+        pytest.fail(f"{reason}; AZJAX_REQUIRE_EXTERNAL=1 requires it", pytrace=False)
+    pytest.skip(reason)
+
+
 def untrained_run(workdir, config):
     """A run directory holding `config` and freshly initialised network variables at
     iteration 0 (enough for anything that loads an agent: evaluate, selfplay, gtp)."""
     import jax  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
 
-    from azjax import agent, checkpoint, train  # noqa: PLC0415
+    from azjax import build, checkpoint, train  # noqa: PLC0415
+    from azjax import config as config_lib  # noqa: PLC0415
 
     train.prepare_workdir(config, workdir, allow_config_change=False)
-    _, network = agent.make_game_and_network(config)
+    network = build.make_network_for(config, build.make_game(config))
     checkpointer = checkpoint.Checkpointer(workdir)
-    checkpointer.save(0, network.init(jax.random.PRNGKey(config.seed)), {"iteration": np.int32(0)})
+    checkpointer.save(
+        0,
+        network.init(jax.random.PRNGKey(config.seed)),
+        {"iteration": np.int32(0)},
+        config=json.loads(config_lib.to_json(config)),
+        metrics=[],
+    )
     checkpointer.close()
     return workdir
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from azjax import train
+from azjax import build
 from azjax.config import load_config
 
 EXPERIMENTS = sorted(p.name for p in (Path(REPO) / "experiments").glob("*.py"))
@@ -15,5 +15,5 @@ EXPERIMENTS = sorted(p.name for p in (Path(REPO) / "experiments").glob("*.py"))
 def test_experiment_builds(name):
     config = load_config(str(Path(REPO) / "experiments" / name))
     assert config.name == Path(name).stem
-    trainer = train.make_trainer(config, mesh=train.make_mesh(1))
-    assert trainer.game.name.split("_")[0] in config.game
+    pipeline = build.make_pipeline(config)
+    assert pipeline.game.name.split("_")[0] in config.game

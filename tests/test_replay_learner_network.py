@@ -6,14 +6,15 @@ import numpy as np
 import optax
 import pytest
 
-from azjax import replay
-from azjax.learner import make_learner, make_optimizer, make_schedule
+from azjax import learner, replay
+from azjax.learner import Optimizer, make_optimizer, make_schedule
 from azjax.networks import make_network
+from azjax.types import Batch
 
 
 def rows(values):
     values = jnp.asarray(values, jnp.float32)
-    return replay.Batch(
+    return Batch(
         obs=values[:, None, None, None] * jnp.ones((1, 1, 1, 1)),
         policy=jnp.stack([values, -values], -1),
         value=values,
@@ -72,15 +73,20 @@ def test_learner_fits_a_fixed_batch(optimizer):
     obs = jax.random.normal(key, (32, 3, 3, 2))
     policy = jax.nn.softmax(3 * jax.random.normal(jax.random.PRNGKey(1), (32, 9)))
     value = jnp.sign(jax.random.normal(jax.random.PRNGKey(2), (32,)))
-    batch = replay.Batch(obs=obs, policy=policy, value=value)
+    batch = Batch(obs=obs, policy=policy, value=value)
     rate = 0.05 if optimizer == "sgd" else 3e-3
-    schedule = make_schedule(learning_rate=rate, schedule="cosine", warmup_steps=5, decay_steps=200)
-    learner = make_learner(NETWORK, make_optimizer(optimizer, schedule), weight_decay=1e-4)
-    state = learner.init(NETWORK.init(key))
+    shape = make_schedule(schedule="cosine", warmup_steps=5, decay_steps=200)
+    opt = Optimizer(optimizer, shape)
+    state = learner.init(opt, NETWORK.init(key))
+
+    def update(state, _):
+        return learner.update(
+            NETWORK, opt, state, batch, learning_rate=jnp.float32(rate), weight_decay=1e-4
+        )
 
     @jax.jit
     def train(state):
-        return jax.lax.scan(lambda s, _: learner.update(s, batch), state, None, length=150)
+        return jax.lax.scan(update, state, None, length=150)
 
     final, metrics = train(state)
     assert int(final.step) == 150

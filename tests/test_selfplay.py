@@ -13,11 +13,28 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import games, replay
-from azjax.search import SearchOutput
-from azjax.selfplay import make_selfplay
+import functools
+from typing import NamedTuple
+
+from azjax import games, replay, selfplay
+from azjax.types import SearchOutput
 
 TTT = games.make("tic_tac_toe")
+
+
+class SelfPlay(NamedTuple):
+    init: object  # init(key) -> SelfPlayState
+    run: object  # run(variables, state, key) -> (SelfPlayState, SelfPlayOutput)
+
+
+def make_selfplay(game, search, *, batch_size, num_steps, temperature_moves):
+    """The module's functions with the static settings of one test bound."""
+    return SelfPlay(
+        init=functools.partial(selfplay.init, game, batch_size=batch_size),
+        run=functools.partial(
+            selfplay.run, game, search, num_steps=num_steps, temperature_moves=temperature_moves
+        ),
+    )
 
 
 def lowest_legal_search(params, states, key):

@@ -17,16 +17,17 @@ SCRIPT = textwrap.dedent(f"""
     import jax
     import numpy as np
     from conftest import tiny_config
-    from azjax import train
+    from azjax import build, train
 
     assert jax.device_count() == 8, jax.devices()
     config = tiny_config()
     results = {{}}
     for devices in (1, 8):
-        trainer, init, iterate, _ = train.compiled_functions(config, train.make_mesh(devices))
-        state = init(jax.random.PRNGKey(0))
+        run = train.compile_run(config, train.make_mesh(devices))
+        hyper = build.make_hyperparams(config)
+        state = run.init(jax.random.PRNGKey(0))
         for _ in range(3):
-            state, metrics = iterate(state)
+            state, metrics = train.iterate(run, state, hyper)
         sharding = state.selfplay.games.board.sharding
         assert len(sharding.device_set) == devices, sharding
         assert len(state.train_state.variables.params["stem"]["conv"]["kernel"]

@@ -32,20 +32,30 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def game_class(name: str) -> type:
+    """The class registered as `name` (imports its module).
+
+    Raises:
+      UserError: `name` is not a registered game.
+    """
+    if name not in _REGISTRY:
+        raise UserError(f"unknown game {name!r}; known games: {', '.join(names())}")
+    module_name, class_name, _ = _REGISTRY[name]
+    return getattr(importlib.import_module(module_name), class_name)
+
+
 def make(name: str, **kwargs) -> Game:
     """Builds the game registered as `name`, with its preset options updated by `kwargs`.
 
     Raises:
       UserError: `name` is not a registered game or an option is not accepted.
     """
-    if name not in _REGISTRY:
-        raise UserError(f"unknown game {name!r}; known games: {', '.join(names())}")
-    module_name, class_name, preset = _REGISTRY[name]
-    game_class = getattr(importlib.import_module(module_name), class_name)
+    cls = game_class(name)
+    preset = _REGISTRY[name][2]
     try:
-        return game_class(**{**preset, **kwargs})
+        return cls(**{**preset, **kwargs})
     except (TypeError, ValueError) as error:
         raise UserError(f"bad options for game {name!r}: {error}") from None
 
 
-__all__ = ["Game", "State", "make", "names"]
+__all__ = ["Game", "State", "game_class", "make", "names"]

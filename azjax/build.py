@@ -1,0 +1,208 @@
+"""The one place where an experiment config becomes objects.
+
+Everything below this module (games, networks, search, selfplay, replay, learner) takes plain
+keyword arguments and never sees a config; the drivers above it (train, agent, bench,
+protocols, cli) call these functions. A config is split in two here:
+
+- a `Pipeline`: the static pieces that fix shapes and compiled code (game, network, search
+  with its number of simulations, batch sizes, the optimizer's kind and schedule shape);
+- `Hyperparams`: the tunable scalars (learning rate, weight decay, search noise and PUCT
+  constants), passed to the step functions as [] float32 arrays, so changing one does not
+  recompile and a population can `vmap` over them.
+"""
+
+import dataclasses
+
+import ml_collections
+import numpy as np
+from flax import struct
+
+from azjax import games
+from azjax.games import Game
+from azjax.learner import Optimizer, make_schedule
+from azjax.networks import Network, make_network
+from azjax.search import SearchParams, make_search, network_evaluator
+from azjax.types import Array, Searcher, UserError
+
+
+def make_game(config: ml_collections.ConfigDict) -> Game:
+    """The game of `config.game` with the rule options of `config.game_kwargs`."""
+    return games.make(config.game, **dict(config.game_kwargs))
+
+
+def make_network_for(config: ml_collections.ConfigDict, game: Game) -> Network:
+    """The network of `config.network`, sized for `game`."""
+    network = config.network
+    return make_network(
+        tuple(game.observation_shape),
+        game.num_actions,
+        channels=network.channels,
+        num_blocks=network.num_blocks,
+        policy_channels=network.policy_channels,
+        value_channels=network.value_channels,
+        value_hidden=network.value_hidden,
+    )
+
+
+def make_search_params(config: ml_collections.ConfigDict, *, explore: bool) -> SearchParams:
+    """The tunable search scalars of `config.search`; `explore=False` turns the root noise
+    (Dirichlet for PUCT, Gumbel for Gumbel search) off."""
+    search = config.search
+    return SearchParams(
+        dirichlet_alpha=float(search.dirichlet_alpha),
+        dirichlet_fraction=float(search.dirichlet_fraction) if explore else 0.0,
+        pb_c_init=float(search.pb_c_init),
+        pb_c_base=float(search.pb_c_base),
+        gumbel_scale=float(search.gumbel_scale) if explore else 0.0,
+    )
+
+
+def make_searcher(
+    config: ml_collections.ConfigDict,
+    game: Game,
+    network: Network,
+    *,
+    explore: bool,
+    num_simulations: int | None = None,
+) -> Searcher:
+    """The network-guided search of `config.search`.
+
+    Args:
+      explore: with root noise (self-play) or without (evaluation, play).
+      num_simulations: simulations per move (default: `config.search.num_simulations`).
+    """
+    return make_search(
+        game,
+        network_evaluator(game, network),
+        num_simulations=num_simulations or config.search.num_simulations,
+        algorithm=config.search.algorithm,
+        max_num_considered_actions=config.search.max_num_considered_actions,
+        params=make_search_params(config, explore=explore),
+    )
+
+
+def make_agent_searcher(
+    config: ml_collections.ConfigDict,
+    game: Game,
+    network: Network,
+    *,
+    num_simulations: int | None = None,
+) -> Searcher:
+    """The search an agent plays with (no noise), at `num_simulations` or the run's
+    `eval.num_simulations`."""
+    return make_searcher(
+        config,
+        game,
+        network,
+        explore=False,
+        num_simulations=num_simulations or config.eval.num_simulations,
+    )
+
+
+def make_optimizer(config: ml_collections.ConfigDict) -> Optimizer:
+    """The optimizer of `config.learner`; its base learning rate comes with `Hyperparams`."""
+    learner = config.learner
+    shape = make_schedule(
+        schedule=learner.schedule,
+        warmup_steps=learner.warmup_steps,
+        decay_steps=learner.decay_steps,
+        boundaries=tuple(learner.boundaries),
+        decay_factor=learner.decay_factor,
+    )
+    return Optimizer(
+        learner.optimizer, shape, momentum=learner.momentum, max_grad_norm=learner.max_grad_norm
+    )
+
+
+@struct.dataclass
+class Hyperparams:
+    """The tunable scalars of a run, [] float32 each (or [K] for a population of K)."""
+
+    search: SearchParams  # self-play search noise and PUCT constants
+    learning_rate: Array  # base learning rate, times the schedule's shape
+    weight_decay: Array  # L2 coefficient c
+
+
+def make_hyperparams(config: ml_collections.ConfigDict) -> Hyperparams:
+    """The tunable scalars of `config` as float32 numbers."""
+    search = _as_float32(make_search_params(config, explore=True))
+    return Hyperparams(
+        search=search,
+        learning_rate=np.float32(config.learner.learning_rate),
+        weight_decay=np.float32(config.learner.weight_decay),
+    )
+
+
+def _as_float32(params: SearchParams) -> SearchParams:
+    """`params` with every field a float32 scalar."""
+    return SearchParams(
+        **{f.name: np.float32(getattr(params, f.name)) for f in dataclasses.fields(params)}
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Pipeline:
+    """The static pieces of a run: what `train.play_step` and `train.learn_step` close over.
+
+    Everything here fixes shapes or compiled code; two configs with the same pipeline share
+    compiled functions.
+    """
+
+    game: Game
+    network: Network
+    search: Searcher  # self-play search (with exploration); takes `params=SearchParams`
+    optimizer: Optimizer
+    selfplay_batch_size: int  # games in lockstep
+    num_steps: int  # plies per iteration in every game
+    temperature_moves: int  # plies sampled from the search policy, then argmax
+    sample_search_action: bool  # Gumbel: play the search's own (noisy) action
+    replay_capacity: int
+    replay_min_size: int  # no update before the buffer holds this many positions
+    augment: bool  # random board symmetry per sample
+    learner_batch_size: int
+    updates_per_iteration: int
+    chunk: int  # updates per compiled `learn_step` call (see `learn_chunk`)
+
+
+def learn_chunk(updates_per_iteration: int) -> int:
+    """The largest divisor of `updates_per_iteration` up to 8.
+
+    XLA:CPU runs convolution gradients about 20x slower inside a loop body (lax.scan or
+    fori_loop; measured 690 vs 31 ms per Connect Four update), and unrolling many updates
+    compiles slowly. So a compiled learn step unrolls a chunk of at most 8 updates and the
+    host calls it updates_per_iteration / chunk times.
+    """
+    divisors = range(1, min(updates_per_iteration, 8) + 1)
+    return max(c for c in divisors if updates_per_iteration % c == 0)
+
+
+def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
+    """The static pieces of the run `config` describes.
+
+    Raises:
+      UserError: the replay buffer cannot hold one iteration's positions.
+    """
+    game = make_game(config)
+    network = make_network_for(config, game)
+    candidates = config.selfplay.batch_size * (game.max_episode_length + config.selfplay.num_steps)
+    if config.replay.capacity < candidates:
+        raise UserError(
+            f"replay.capacity={config.replay.capacity} must hold one iteration's positions "
+            f"(selfplay.batch_size * (max game length + selfplay.num_steps) = {candidates})"
+        )
+    return Pipeline(
+        game=game,
+        network=network,
+        search=make_searcher(config, game, network, explore=True),
+        optimizer=make_optimizer(config),
+        selfplay_batch_size=config.selfplay.batch_size,
+        num_steps=config.selfplay.num_steps,
+        temperature_moves=config.selfplay.temperature_moves,
+        sample_search_action=config.search.algorithm == "gumbel",
+        replay_capacity=config.replay.capacity,
+        replay_min_size=config.replay.min_size,
+        augment=bool(config.replay.augment),
+        learner_batch_size=config.learner.batch_size,
+        updates_per_iteration=config.learner.updates_per_iteration,
+        chunk=learn_chunk(config.learner.updates_per_iteration),
+    )
