@@ -1,3 +1,70 @@
-"""azjax: a JAX-native AlphaZero research codebase."""
+"""azjax: a JAX-native AlphaZero research codebase.
+
+The public Python API, for notebooks and scripts::
+
+    import azjax
+
+    game = azjax.make_game("connect_four")
+    config = azjax.load_config("connect_four")          # an experiment's ConfigDict
+    azjax.apply_overrides(config, {"search.num_simulations": "64"})
+    azjax.train.train(config, "runs/c4")                 # resumes an existing run
+    agent = azjax.load_agent("runs/c4", num_simulations=200)
+    records = azjax.read_metrics("runs/c4")
+
+Names are imported on first use, so `import azjax` stays fast and does not load jax. The
+modules (`azjax.train`, `azjax.selfplay`, ...) are the rest of the API.
+"""
+
+import importlib
 
 __version__ = "0.1.0"
+
+# public name -> (module, attribute)
+_EXPORTS = {
+    "make_game": ("azjax.games", "make"),
+    "game_names": ("azjax.games", "names"),
+    "Game": ("azjax.games", "Game"),
+    "State": ("azjax.games", "State"),
+    "notation": ("azjax.notation", None),
+    "base_config": ("azjax.config", "base_config"),
+    "load_config": ("azjax.config", "load_config"),
+    "apply_overrides": ("azjax.config", "apply_overrides"),
+    "validate_config": ("azjax.config", "validate"),
+    "make_pipeline": ("azjax.build", "make_pipeline"),
+    "make_hyperparams": ("azjax.build", "make_hyperparams"),
+    "Pipeline": ("azjax.build", "Pipeline"),
+    "Hyperparams": ("azjax.build", "Hyperparams"),
+    "TrainerState": ("azjax.train", "TrainerState"),
+    "init_state": ("azjax.train", "init_state"),
+    "play_step": ("azjax.train", "play_step"),
+    "learn_step": ("azjax.train", "learn_step"),
+    "Agent": ("azjax.agent", "Agent"),
+    "load_agent": ("azjax.agent", "load_agent"),
+    "make_opponent": ("azjax.agent", "make_opponent"),
+    "make_match": ("azjax.arena", "make_match"),
+    "summarize": ("azjax.arena", "summarize"),
+    "make_search": ("azjax.search", "make_search"),
+    "make_mcts_baseline": ("azjax.search", "make_mcts_baseline"),
+    "SearchParams": ("azjax.search", "SearchParams"),
+    "SearchOutput": ("azjax.types", "SearchOutput"),
+    "Batch": ("azjax.types", "Batch"),
+    "UserError": ("azjax.types", "UserError"),
+    "read_metrics": ("azjax.metrics", "read_metrics"),
+    "plot_run": ("azjax.plots", "plot_run"),
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'azjax' has no attribute {name!r}")
+    module_name, attribute = _EXPORTS[name]
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

@@ -22,7 +22,7 @@ from azjax.games import Game, State
 from azjax.networks import Network
 from azjax.search import make_mcts_baseline
 from azjax.selfplay import choose_action
-from azjax.types import Player, PRNGKey, SearchOutput, Searcher, UserError
+from azjax.types import Player, PRNGKey, Searcher, SearchOutput, UserError
 
 
 def read_config(workdir: str | Path) -> ml_collections.ConfigDict:
@@ -114,7 +114,9 @@ def load_agent(
             try:
                 restored = checkpointer.restore(step, example)
             except checkpoint.DamagedCheckpoint as damaged:
-                raise UserError(f"checkpoint {step} of {workdir} is damaged: {damaged.reason}")
+                raise UserError(
+                    f"checkpoint {step} of {workdir} is damaged: {damaged.reason}"
+                ) from None
     finally:
         checkpointer.close()
     config = run_config

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from azjax.games import Game, State
-from azjax.search import mask_logits
+from azjax.games.base import random_legal_action
 from azjax.types import Array, Player, PRNGKey, SearchOutput
 
 
@@ -22,8 +22,7 @@ def random_player(game: Game) -> Player:
 
     def play(params, states: State, key: PRNGKey) -> Array:
         del params
-        logits = mask_logits(jnp.zeros(states.legal_action_mask.shape), states.legal_action_mask)
-        return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+        return random_legal_action(key, states.legal_action_mask)
 
     return play
 

@@ -142,7 +142,7 @@ def _as_float32(params: SearchParams) -> SearchParams:
 
 @dataclasses.dataclass(frozen=True)
 class Pipeline:
-    """The static pieces of a run: what `train.play_step` and `train.learn_step` close over.
+    """The static pieces of a run: what `steps.play_step` and `steps.learn_step` close over.
 
     Everything here fixes shapes or compiled code; two configs with the same pipeline share
     compiled functions.
@@ -150,7 +150,9 @@ class Pipeline:
 
     game: Game
     network: Network
-    search: Searcher  # self-play search (with exploration); takes `params=SearchParams`
+    # Self-play search (with exploration). Its built-in constants are those of the config
+    # the pipeline was first built for: callers pass `params=` (`Hyperparams.search`).
+    search: Searcher
     optimizer: Optimizer
     selfplay_batch_size: int  # games in lockstep
     num_steps: int  # plies per iteration in every game

@@ -7,10 +7,11 @@ A checkpoint `workdir/checkpoints/<iteration>` holds four items:
   replay buffer, self-play games in progress, RNG key, counters, wall-clock time);
 - `config`: the resolved config (JSON) the checkpoint was written with, so that it loads with
   its own settings even after `--allow-config-change`;
-- `metrics`: every metrics record of iterations 1..n (JSON), from which `metrics.jsonl` is
-  rewritten on resume, so the file always matches the checkpoint resumed from.
+- `history`: every metrics record of iterations 1..n (JSON), from which `metrics.jsonl` is
+  rewritten on resume, so the file always matches the checkpoint resumed from. (Not named
+  `metrics`: orbax reads an item of that name for its own best-checkpoint tracking.)
 
-Loading an agent reads only `params` and `config`. A checkpoint that cannot be read (files
+Loading an agent restores `params` (not the trainer item). A checkpoint that cannot be read (files
 truncated or overwritten) is moved to `workdir/checkpoints_damaged/` and the next older one
 is used, with a warning naming what was skipped and why.
 """
@@ -28,6 +29,7 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from azjax.types import RunError, UserError
+
 
 def split_state(state) -> tuple[Any, dict]:
     """(network variables, everything else) of a trainer state, as the two array items.
@@ -95,7 +97,7 @@ class Checkpointer:
             "params": ocp.StandardCheckpointHandler(),
             "trainer": ocp.StandardCheckpointHandler(),
             "config": ocp.JsonCheckpointHandler(),
-            "metrics": ocp.JsonCheckpointHandler(),
+            "history": ocp.JsonCheckpointHandler(),
         }
         try:
             self._manager = ocp.CheckpointManager(
@@ -122,7 +124,7 @@ class Checkpointer:
             params=ocp.args.StandardSave(params),
             trainer=ocp.args.StandardSave(trainer),
             config=ocp.args.JsonSave(config),
-            metrics=ocp.args.JsonSave({"records": metrics}),
+            history=ocp.args.JsonSave({"records": metrics}),
         )
         try:
             self._manager.save(step, args=args, force=True)
@@ -165,20 +167,20 @@ class Checkpointer:
         items = {"params": ocp.args.StandardRestore(_abstract(params_like))}
         if trainer_like is not None:
             items["trainer"] = ocp.args.StandardRestore(_abstract(trainer_like))
-        for name in ("config", "metrics"):
+        for name in ("config", "history"):
             if (path / name).is_dir():
                 items[name] = ocp.args.JsonRestore()
         try:
             restored = self._manager.restore(step, args=ocp.args.Composite(**items))
         except Exception as error:  # orbax and tensorstore raise many types for damaged files
             raise DamagedCheckpoint(step, _first_line(error)) from None
-        metrics = restored.get("metrics") if "metrics" in items else None
+        history = restored.get("history") if "history" in items else None
         return Restored(
             step=step,
             params=restored["params"],
             trainer=restored.get("trainer") if trainer_like is not None else None,
             config=restored.get("config") if "config" in items else None,
-            metrics=None if metrics is None else list(metrics["records"]),
+            metrics=None if history is None else list(history["records"]),
         )
 
     def _check_shapes(self, step: int, item: str, like: Any) -> None:
@@ -186,7 +188,7 @@ class Checkpointer:
         try:
             metadata = self._manager.item_metadata(step)[item]
         except Exception as error:
-            raise DamagedCheckpoint(step, f"unreadable {item}: {_first_line(error)}") from None
+            raise DamagedCheckpoint(step, f"unreadable metadata: {_first_line(error)}") from None
         if metadata is None:
             raise DamagedCheckpoint(step, f"no {item} item")
         try:

@@ -17,6 +17,39 @@ import argparse
 import sys
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line (`azjax: error: ...`, status 2), not usage text."""
+
+    def error(self, message):
+        from azjax.types import UserError  # noqa: PLC0415
+
+        raise UserError(f"{self.prog}: {message}")
+
+
+def _count(low: int, high: int = 1_000_000_000):
+    """An argparse type: an integer in [low, high]."""
+
+    def parse(text: str) -> int:
+        if not text.strip().lstrip("+-").isdecimal() or not text.strip().isascii():
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {value}")
+        return value
+
+    return parse
+
+
+def _even_count(text: str) -> int:
+    value = _count(2)(text)
+    if value % 2:
+        raise argparse.ArgumentTypeError(f"must be a positive even number, got {value}")
+    return value
+
+
+SIMULATIONS = _count(1, 1_000_000)
+
+
 def _split_overrides(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     """Separates `--config.a.b=value` (or `--config.a.b value`) from the other arguments."""
     rest, overrides, index = [], {}, 0
@@ -39,8 +72,8 @@ def _split_overrides(argv: list[str]) -> tuple[list[str], dict[str, str]]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="azjax", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command")
+    parser = _Parser(prog="azjax", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     train = commands.add_parser("train", help="train an agent (resumes an existing workdir)")
     train.add_argument(
@@ -52,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="resume a workdir even though its saved config differs",
     )
-    train.add_argument("--devices", type=int, default=None, help="use the first N devices")
+    train.add_argument("--devices", type=_count(1), default=None, help="use the first N devices")
 
     evaluate = commands.add_parser("evaluate", help="play a trained agent against an opponent")
     evaluate.add_argument("--workdir", required=True, help="run directory of the agent")
@@ -61,44 +94,48 @@ def _parser() -> argparse.ArgumentParser:
         default="mcts:200",
         help="random, mcts:N (pure MCTS, N simulations) or workdir:PATH",
     )
-    evaluate.add_argument("--games", type=int, default=100, help="games (even), half as first")
+    evaluate.add_argument(
+        "--games", type=_even_count, default=100, help="games (even), half as first"
+    )
     evaluate.add_argument(
         "--simulations",
-        type=int,
+        type=SIMULATIONS,
         default=None,
         help="the agent's simulations per move (default: the run's eval setting)",
     )
     evaluate.add_argument(
         "--opening-plies",
-        type=int,
+        type=_count(0),
         default=None,
         help="random opening moves (default 0; 2 against another workdir)",
     )
-    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--seed", type=_count(0), default=0)
     evaluate.add_argument("--sgf", default=None, help="write the games as SGF to this folder (go)")
 
     selfplay = commands.add_parser(
         "selfplay", help="play self-play games as in training and save them as SGF (go)"
     )
     selfplay.add_argument("--workdir", required=True, help="run directory or checkpoint path")
-    selfplay.add_argument("--games", type=int, default=8, help="games (even)")
+    selfplay.add_argument("--games", type=_even_count, default=8, help="games (even)")
     selfplay.add_argument("--sgf", required=True, help="folder for the SGF files")
-    selfplay.add_argument("--seed", type=int, default=0)
+    selfplay.add_argument("--seed", type=_count(0), default=0)
 
     gtp = commands.add_parser("gtp", help="a GTP engine on stdin/stdout for Go GUIs (go runs)")
     gtp.add_argument("--workdir", required=True, help="run directory or checkpoint path")
-    gtp.add_argument("--simulations", type=int, default=None, help="search simulations per move")
+    gtp.add_argument(
+        "--simulations", type=SIMULATIONS, default=None, help="search simulations per move"
+    )
     gtp.add_argument("--sgf-dir", default=None, help="save each game played as SGF here")
     gtp.add_argument(
         "--resign-below", type=float, default=None, help="resign below this searched value"
     )
-    gtp.add_argument("--seed", type=int, default=0)
+    gtp.add_argument("--seed", type=_count(0), default=0)
 
     play = commands.add_parser("play", help="play against a trained agent in the terminal")
     play.add_argument("--workdir", required=True)
-    play.add_argument("--simulations", type=int, default=None)
+    play.add_argument("--simulations", type=SIMULATIONS, default=None)
     play.add_argument("--second", action="store_true", help="let the agent move first")
-    play.add_argument("--seed", type=int, default=0)
+    play.add_argument("--seed", type=_count(0), default=0)
 
     bench = commands.add_parser("bench", help="throughput table (env, search, self-play, learner)")
     bench.add_argument("--game", default="connect_four")
@@ -121,12 +158,15 @@ def _train(args, overrides) -> int:
     from pathlib import Path  # noqa: PLC0415
 
     from azjax import config as config_lib  # noqa: PLC0415
-    from azjax import train  # noqa: PLC0415
+    from azjax import interrupt, train  # noqa: PLC0415
 
     config = config_lib.load_config(args.config)
     config_lib.apply_overrides(config, overrides)
     workdir = Path(args.workdir or f"runs/{config.name}")
     mesh = train.make_mesh(args.devices) if args.devices else None
+    if interrupt.requested():
+        print("azjax: interrupted before training started", file=sys.stderr)
+        return 130
     try:
         train.train(config, workdir, allow_config_change=args.allow_config_change, mesh=mesh)
     except KeyboardInterrupt:
@@ -139,18 +179,23 @@ def _evaluate(args) -> int:
 
     from azjax import agent as agent_lib  # noqa: PLC0415
     from azjax import arena  # noqa: PLC0415
+    from azjax.config import parse_opponent_spec  # noqa: PLC0415
     from azjax.protocols import sgf  # noqa: PLC0415
     from azjax.types import UserError  # noqa: PLC0415
 
-    if args.games <= 0 or args.games % 2:
-        raise UserError(f"--games must be a positive even number, got {args.games}")
+    parse_opponent_spec(args.opponent)
     agent = agent_lib.load_agent(args.workdir, num_simulations=args.simulations)
     opponent, params = agent_lib.make_opponent(
         agent.game, args.opponent, num_simulations=args.simulations
     )
     opening = args.opening_plies
     if opening is None:
-        opening = 2 if arena_kind(args.opponent) == "workdir" else 0
+        opening = 2 if parse_opponent_spec(args.opponent)[0] == "workdir" else 0
+    if opening >= agent.game.max_episode_length:
+        raise UserError(
+            f"--opening-plies must be below the longest game of {agent.game.name} "
+            f"({agent.game.max_episode_length} plies), got {opening}"
+        )
     match = jax.jit(
         arena.make_match(
             agent.game, agent.player, opponent, num_games=args.games, opening_plies=opening
@@ -161,7 +206,7 @@ def _evaluate(args) -> int:
     result = match(agent.variables, params, jax.random.PRNGKey(args.seed))
     summary = arena.summarize(jax.device_get(result.outcomes))
     print(
-        f"{args.workdir} (iteration {agent.iteration}, {agent.config.eval.num_simulations} "
+        f"{args.workdir} (iteration {agent.iteration}, {agent.num_simulations} "
         f"simulations) vs {args.opponent}: {summary.format()}"
     )
     if args.sgf:
@@ -178,10 +223,7 @@ def _selfplay(args) -> int:
     from azjax import agent as agent_lib  # noqa: PLC0415
     from azjax import arena  # noqa: PLC0415
     from azjax.protocols import sgf  # noqa: PLC0415
-    from azjax.types import UserError  # noqa: PLC0415
 
-    if args.games <= 0 or args.games % 2:
-        raise UserError(f"--games must be a positive even number, got {args.games}")
     agent = agent_lib.load_agent(args.workdir)
     sgf.check_go(agent.game)
     player = agent_lib.selfplay_player(agent)
@@ -204,55 +246,20 @@ def _gtp(args) -> int:
     return gtp.serve(engine, sys.stdin, sys.stdout)
 
 
-def arena_kind(spec: str) -> str:
-    from azjax.config import parse_opponent_spec  # noqa: PLC0415
-
-    return parse_opponent_spec(spec)[0]
-
-
 def _play(args) -> int:
-    import jax  # noqa: PLC0415
-    import jax.numpy as jnp  # noqa: PLC0415
-
     from azjax import agent as agent_lib  # noqa: PLC0415
-    from azjax.types import UserError  # noqa: PLC0415
+    from azjax.protocols import terminal  # noqa: PLC0415
 
     agent = agent_lib.load_agent(args.workdir, num_simulations=args.simulations)
-    game = agent.game
-    step = jax.jit(game.step)
-    key = jax.random.PRNGKey(args.seed)
-    state = game.init(key)
-    agent_player = 0 if args.second else 1
-    while not bool(state.terminated):
-        print(game.render(state))
-        if int(state.current_player) == agent_player:
-            key, act_key = jax.random.split(key)
-            batched = jax.tree.map(lambda x: x[None], state)
-            output = agent.act(batched, act_key)
-            action = int(output.action[0])
-            name = game.action_to_string(action, state)
-            print(f"agent plays {name} (value {float(output.value[0]):+.2f})")
-        else:
-            try:
-                text = input("your move: ")
-            except EOFError:
-                print()
-                return 0
-            try:
-                action = game.parse_action(text, state)
-            except UserError as error:
-                print(f"illegal move: {error}")
-                continue
-        state = step(state, jnp.int32(action))
-    print(game.render(state))
-    human_reward = float(state.rewards[1 - agent_player])
-    print("you win" if human_reward > 0 else "you lose" if human_reward < 0 else "draw")
-    return 0
+    return terminal.play_in_terminal(agent, human_first=not args.second, seed=args.seed)
 
 
 def _plot(args) -> int:
     from pathlib import Path  # noqa: PLC0415
 
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")  # files only: no window (the library leaves a notebook's backend)
     from azjax.plots import plot_run  # noqa: PLC0415
     from azjax.types import UserError  # noqa: PLC0415
 
@@ -264,42 +271,64 @@ def _plot(args) -> int:
     return 0
 
 
+def _games(args) -> int:
+    from azjax import games  # noqa: PLC0415
+
+    print("\n".join(games.names()))
+    return 0
+
+
+def _bench(args) -> int:
+    from azjax import bench  # noqa: PLC0415
+
+    return bench.main(args)
+
+
+COMMANDS = {
+    "train": _train,
+    "evaluate": _evaluate,
+    "play": _play,
+    "selfplay": _selfplay,
+    "gtp": _gtp,
+    "bench": _bench,
+    "plot": _plot,
+    "games": _games,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `azjax` console script; returns the exit status."""
-    from azjax.types import UserError  # noqa: PLC0415
+    import contextlib  # noqa: PLC0415
+
+    from azjax import interrupt  # noqa: PLC0415  (standard library only: before jax loads)
 
     argv = sys.argv[1:] if argv is None else argv
+    # `train` defers Ctrl-C and SIGTERM from the start, imports included, to the loop's checks.
+    deferred = interrupt.deferred() if argv[:1] == ["train"] else contextlib.nullcontext()
+    try:
+        with deferred:
+            return _main(argv)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _main(argv: list[str]) -> int:
+    from azjax.types import UserError  # noqa: PLC0415
+
     try:
         rest, overrides = _split_overrides(argv)
         args = _parser().parse_args(rest)
+        if args.command is None:
+            _parser().print_help()
+            return 2
         if overrides and args.command != "train":
             raise UserError("--config.KEY=VALUE overrides apply to `azjax train` only")
         if args.command == "train":
             return _train(args, overrides)
-        if args.command == "evaluate":
-            return _evaluate(args)
-        if args.command == "play":
-            return _play(args)
-        if args.command == "selfplay":
-            return _selfplay(args)
-        if args.command == "gtp":
-            return _gtp(args)
-        if args.command == "bench":
-            from azjax import bench  # noqa: PLC0415
-
-            return bench.main(args)
-        if args.command == "plot":
-            return _plot(args)
-        if args.command == "games":
-            from azjax import games  # noqa: PLC0415
-
-            print("\n".join(games.names()))
-            return 0
-        _parser().print_help()
-        return 2
+        return COMMANDS[args.command](args)
     except UserError as error:
         print(f"azjax: error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_code
     except KeyboardInterrupt:
         return 130
 

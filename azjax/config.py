@@ -9,12 +9,28 @@ import difflib
 import importlib.util
 import inspect
 import json
-import math
 from pathlib import Path
 
 import ml_collections
 
+from azjax.schema import _game_parameters, flatten, parse_opponent_spec, validate
 from azjax.types import UserError
+
+__all__ = [
+    "accelerator_config",
+    "apply_overrides",
+    "base_config",
+    "config_differences",
+    "evaluation_key",
+    "flatten",
+    "from_dict",
+    "load_config",
+    "parse_opponent_spec",
+    "pipeline_key",
+    "read_config_file",
+    "to_json",
+    "validate",
+]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -82,6 +98,34 @@ def base_config() -> ml_collections.ConfigDict:
     return config
 
 
+def accelerator_config() -> ml_collections.ConfigDict:
+    """The recipe the accelerator experiments (Go, Xiangqi) start from: AlphaGo Zero's
+    (SGD with momentum 0.9, a stepped learning rate, L2 1e-4, a large replay) scaled to one
+    accelerator host, with Gumbel search at 32 simulations and 256 games in lockstep."""
+    config = base_config()
+    config.search.algorithm = "gumbel"
+    config.search.num_simulations = 32
+    config.search.max_num_considered_actions = 16
+    config.selfplay.batch_size = 256
+    config.selfplay.num_steps = 16
+    config.replay.capacity = 400_000
+    config.learner.batch_size = 512
+    config.learner.updates_per_iteration = 16
+    config.learner.optimizer = "sgd"
+    config.learner.learning_rate = 2e-2
+    config.learner.momentum = 0.9
+    config.learner.schedule = "piecewise"
+    config.learner.boundaries = (50_000, 100_000)  # updates
+    config.learner.decay_factor = 0.1
+    config.learner.weight_decay = 1e-4
+    config.train.num_iterations = 10_000
+    config.eval.every = 100
+    config.eval.num_games = 64
+    config.eval.num_simulations = 64
+    config.eval.opponents = ("random", "mcts:400")
+    return config
+
+
 def load_config(path: str | None) -> ml_collections.ConfigDict:
     """Loads `get_config()` from an experiment file (a path, or a name in experiments/)."""
     if path is None:
@@ -123,6 +167,11 @@ def _parse_value(key: str, text: str, current):
         raise UserError(f"config key {key!r} expects a bool (true/false), got {text!r}")
     if isinstance(current, str):
         return text
+    if isinstance(current, float):
+        try:
+            return float(text)  # also "1e-3", "nan" and "inf" (the schema refuses the last two)
+        except ValueError:
+            raise UserError(f"config key {key!r} expects float, got {text!r}") from None
     value = _literal(text)
     if isinstance(current, float) and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
@@ -139,20 +188,6 @@ def _literal(text: str):
         return ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return text
-
-
-def _game_parameters(config: ml_collections.ConfigDict) -> dict[str, inspect.Parameter]:
-    """The keyword parameters the constructor of `config.game` takes (its rule options)."""
-    from azjax import games  # noqa: PLC0415  (config is importable without the games)
-
-    if config.game not in games.names():
-        raise UserError(f"unknown game {config.game!r}; known games: {', '.join(games.names())}")
-    parameters = inspect.signature(games.game_class(config.game)).parameters
-    return {
-        name: p
-        for name, p in parameters.items()
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-    }
 
 
 def _set_game_option(config: ml_collections.ConfigDict, key: str, name: str, text: str) -> None:
@@ -204,143 +239,6 @@ def apply_overrides(config: ml_collections.ConfigDict, overrides: dict[str, str]
         node[parts[-1]] = _parse_value(key, text, current)
     validate(config)
     return config
-
-
-# Every config key with its check: (kind, low, high, low_open). `int`/`float` ranges are
-# inclusive unless low_open; None means unbounded.
-_NUMBERS = {
-    "seed": (int, 0, None, False),
-    "network.channels": (int, 1, 4096, False),
-    "network.num_blocks": (int, 0, 256, False),
-    "network.policy_channels": (int, 1, 256, False),
-    "network.value_channels": (int, 1, 256, False),
-    "network.value_hidden": (int, 1, 65536, False),
-    "search.num_simulations": (int, 1, 1_000_000, False),
-    "search.dirichlet_alpha": (float, 0.0, None, True),
-    "search.dirichlet_fraction": (float, 0.0, 1.0, False),
-    "search.pb_c_init": (float, 0.0, None, False),
-    "search.pb_c_base": (float, 0.0, None, True),
-    "search.max_num_considered_actions": (int, 1, None, False),
-    "search.gumbel_scale": (float, 0.0, None, False),
-    "selfplay.batch_size": (int, 1, None, False),
-    "selfplay.num_steps": (int, 1, None, False),
-    "selfplay.temperature_moves": (int, 0, None, False),
-    "replay.capacity": (int, 1, None, False),
-    "replay.min_size": (int, 0, None, False),
-    "learner.batch_size": (int, 1, None, False),
-    "learner.updates_per_iteration": (int, 1, None, False),
-    "learner.learning_rate": (float, 0.0, None, True),
-    "learner.momentum": (float, 0.0, 1.0, False),
-    "learner.warmup_steps": (int, 0, None, False),
-    "learner.decay_steps": (int, 1, None, False),
-    "learner.decay_factor": (float, 0.0, None, False),
-    "learner.weight_decay": (float, 0.0, None, False),
-    "learner.max_grad_norm": (float, 0.0, None, False),
-    "train.num_iterations": (int, 0, None, False),
-    "train.max_minutes": (float, 0.0, None, False),
-    "train.checkpoint_every": (int, 1, None, False),
-    "train.keep_checkpoints": (int, 1, None, False),
-    "eval.every": (int, 0, None, False),
-    "eval.num_games": (int, 2, None, False),
-    "eval.num_simulations": (int, 1, 1_000_000, False),
-}
-_CHOICES = {
-    "search.algorithm": ("puct", "gumbel"),
-    "learner.optimizer": ("adam", "sgd"),
-    "learner.schedule": ("constant", "cosine", "piecewise"),
-}
-_OTHER = ("name", "game", "game_kwargs", "replay.augment", "learner.boundaries", "eval.opponents")
-
-
-def _check_number(key: str, value, kind, low, high, low_open: bool) -> None:
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise UserError(f"config key {key!r} must be an integer, got {value!r}")
-    if kind is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise UserError(f"config key {key!r} must be a number, got {value!r}")
-        if not math.isfinite(value):
-            raise UserError(f"config key {key!r} must be a finite number, got {value!r}")
-    below = value <= low if low_open else value < low
-    if below or (high is not None and value > high):
-        interval = ("(" if low_open else "[") + f"{low}, " + (f"{high}]" if high else "inf)")
-        raise UserError(f"config key {key!r} must be in {interval}, got {value!r}")
-
-
-def validate(config: ml_collections.ConfigDict) -> None:
-    """Checks every value's type and range before anything is built.
-
-    Raises:
-      UserError: one line naming the key and what it accepts.
-    """
-    if not isinstance(config, ml_collections.ConfigDict):
-        raise UserError("an experiment's get_config() must return an ml_collections.ConfigDict")
-    known = set(_NUMBERS) | set(_CHOICES) | set(_OTHER)
-    flat = flatten(config.to_dict())
-    for key in sorted(flat):
-        if key not in known and not key.startswith("game_kwargs."):
-            close = difflib.get_close_matches(key, sorted(known), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise UserError(f"unknown config key {key!r}{hint}")
-    missing = sorted(k for k in known if k not in flat and k != "game_kwargs")
-    if missing:
-        raise UserError(f"config misses the key {missing[0]!r}")
-    for key, (kind, low, high, low_open) in _NUMBERS.items():
-        _check_number(key, flat[key], kind, low, high, low_open)
-    for key, choices in _CHOICES.items():
-        if flat[key] not in choices:
-            raise UserError(
-                f"config key {key!r} must be one of {', '.join(choices)}, got {flat[key]!r}"
-            )
-    if not isinstance(config.name, str) or not config.name:
-        raise UserError("config key 'name' must be a non-empty string")
-    if not isinstance(config.replay.augment, bool):
-        raise UserError(
-            f"config key 'replay.augment' must be true or false, got {config.replay.augment!r}"
-        )
-    boundaries = flat["learner.boundaries"]
-    if not all(isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in boundaries):
-        raise UserError(
-            f"config key 'learner.boundaries' must be update counts >= 0, got {boundaries!r}"
-        )
-    if config.eval.num_games % 2:
-        raise UserError(f"config key 'eval.num_games' must be even, got {config.eval.num_games}")
-    if config.replay.min_size > config.replay.capacity:
-        raise UserError(
-            f"config key 'replay.min_size' ({config.replay.min_size}) must not exceed "
-            f"replay.capacity ({config.replay.capacity})"
-        )
-    if not isinstance(config.eval.opponents, tuple | list):
-        raise UserError("config key 'eval.opponents' must be a tuple of opponent specs")
-    for opponent in config.eval.opponents:
-        if not isinstance(opponent, str):
-            raise UserError(f"config key 'eval.opponents' holds {opponent!r}, not a spec")
-        parse_opponent_spec(opponent)
-    parameters = _game_parameters(config)
-    for name in config.game_kwargs:
-        if name not in parameters:
-            raise UserError(
-                f"unknown config key 'game_kwargs.{name}': game {config.game!r} takes "
-                f"{', '.join(parameters) or 'no options'}"
-            )
-    from azjax import games  # noqa: PLC0415
-
-    games.make(config.game, **dict(config.game_kwargs))  # a bad rule option: UserError
-
-
-def parse_opponent_spec(spec: str) -> tuple[str, object]:
-    """Parses 'random', 'mcts:N' or 'workdir:PATH' (or a bare existing path) into (kind, arg)."""
-    if spec == "random":
-        return "random", None
-    if spec.startswith("mcts:"):
-        count = spec.split(":", 1)[1]
-        if not count.isdigit() or int(count) <= 0:
-            raise UserError(f"bad opponent {spec!r}: mcts:N needs a positive number of simulations")
-        return "mcts", int(count)
-    if spec.startswith("workdir:"):
-        return "workdir", spec.split(":", 1)[1]
-    if Path(spec).is_dir():
-        return "workdir", spec
-    raise UserError(f"bad opponent {spec!r}; use random, mcts:N or workdir:PATH")
 
 
 # Keys that may change when resuming without changing what the run computes: the iteration
@@ -427,21 +325,6 @@ def from_dict(data, *, source: str) -> ml_collections.ConfigDict:
 def to_json(config: ml_collections.ConfigDict) -> str:
     """The resolved config as stable JSON (saved in the workdir)."""
     return json.dumps(config.to_dict(), indent=2, sort_keys=True, default=list)
-
-
-def flatten(tree: dict, prefix: str = "", *, keep_tuples: bool = False) -> dict[str, object]:
-    """Flattens a nested dict into {'a.b': value}, with lists and tuples normalised to lists
-    (kept as they are with `keep_tuples`)."""
-    items = {}
-    for key, value in tree.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            items.update(flatten(value, name + ".", keep_tuples=keep_tuples))
-        elif isinstance(value, list | tuple) and not keep_tuples:
-            items[name] = list(value)
-        else:
-            items[name] = value
-    return items
 
 
 def config_differences(saved: dict, given: dict) -> list[str]:

@@ -21,8 +21,10 @@ def parse_lines(text: str) -> tuple[list[dict], int]:
     """
     records, dropped = [], 0
     for line in text.split("\n"):
-        line = line.strip().strip("\x00")
+        torn = "\x00" in line
+        line = line.replace("\x00", "").strip()
         if not line:
+            dropped += torn
             continue
         try:
             record = json.loads(line)

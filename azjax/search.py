@@ -19,6 +19,7 @@ import mctx
 from flax import struct
 
 from azjax.games import Game, State
+from azjax.games.base import random_legal_action
 from azjax.networks import Network
 from azjax.types import Array, Evaluator, PRNGKey, SearchOutput
 
@@ -85,8 +86,7 @@ def rollout_evaluator(game: Game) -> Evaluator:
         def play_random(carry):
             state, returns, key = carry
             key, action_key = jax.random.split(key)
-            logits = mask_logits(jnp.zeros(game.num_actions), state.legal_action_mask)
-            state = game.step(state, jax.random.categorical(action_key, logits))
+            state = game.step(state, random_legal_action(action_key, state.legal_action_mask))
             return state, returns + state.rewards, key
 
         _, returns, _ = jax.lax.while_loop(

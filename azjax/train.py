@@ -1,11 +1,9 @@
-"""Training: the pure step functions of an iteration, and the host loop around them.
+"""Training: compiling a run's step functions and the host loop around them.
 
-An iteration is `play_step` (self-play one batch of plies and store the labelled positions)
-followed by `learn_step` called `updates_per_iteration / chunk` times. Both are module-level
-pure functions of a static `build.Pipeline`, the `TrainerState` and the tunable
-`build.Hyperparams`; the driver jits them once (`compile_run`), so a notebook can call them and
-a population can `vmap` them over members. The host loop (`train`) only times, logs,
-evaluates, checkpoints and stops cleanly on a signal.
+An iteration is `steps.play_step` followed by `steps.learn_step` called
+`updates_per_iteration / chunk` times; `compile_run` jits them once per process and config.
+The host loop (`train`) only times, logs, evaluates, checkpoints, and stops cleanly on a
+signal.
 """
 
 import functools
@@ -19,138 +17,17 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 import numpy as np
-from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from azjax import build, interrupt, learner, replay, selfplay
+from azjax import build, interrupt
 from azjax import config as config_lib
 from azjax.agent import make_evaluation
 from azjax.build import Hyperparams, Pipeline
 from azjax.checkpoint import Checkpointer, is_disk_full, join_state, split_state
-from azjax.learner import TrainState
+from azjax.config import parse_opponent_spec
 from azjax.metrics import MetricsWriter, print_progress
-from azjax.replay import ReplayBuffer
-from azjax.selfplay import SelfPlayState
-from azjax.types import Array, Batch, PRNGKey, RunError, UserError
-
-
-@struct.dataclass
-class TrainerState:
-    """The whole state of a run; checkpointing it and restoring it resumes exactly."""
-
-    train_state: TrainState
-    buffer: ReplayBuffer
-    selfplay: SelfPlayState
-    key: Array  # [2] uint32
-    iteration: Array  # [] int32 completed iterations
-    num_games: Array  # [] int32 self-play games finished
-    num_positions: Array  # [] int32 self-play positions played
-    elapsed: Array  # [] float32 wall-clock seconds spent in this run so far
-
-
-def init_state(pipeline: Pipeline, key: PRNGKey) -> TrainerState:
-    """A new run: fresh network, optimizer state, empty replay, games at their start."""
-    key, network_key, selfplay_key = jax.random.split(key, 3)
-    game = pipeline.game
-    variables = pipeline.network.init(network_key)
-    obs = game.observe(game.init(key))
-    return TrainerState(
-        train_state=learner.init(pipeline.optimizer, variables),
-        buffer=replay.init(pipeline.replay_capacity, obs.shape, game.num_actions, obs.dtype),
-        selfplay=selfplay.init(game, selfplay_key, batch_size=pipeline.selfplay_batch_size),
-        key=key,
-        iteration=jnp.zeros((), jnp.int32),
-        num_games=jnp.zeros((), jnp.int32),
-        num_positions=jnp.zeros((), jnp.int32),
-        elapsed=jnp.zeros((), jnp.float32),
-    )
-
-
-def play_step(
-    pipeline: Pipeline, state: TrainerState, hyper: Hyperparams
-) -> tuple[TrainerState, dict, Array]:
-    """Self-play one iteration and store its labelled positions.
-
-    Returns the new state, self-play metrics and the learner keys [U / chunk, chunk, 2].
-    """
-    key, selfplay_key, learn_key = jax.random.split(state.key, 3)
-    search = functools.partial(pipeline.search, params=hyper.search)
-    selfplay_state, played = selfplay.run(
-        pipeline.game,
-        search,
-        state.train_state.variables,
-        state.selfplay,
-        selfplay_key,
-        num_steps=pipeline.num_steps,
-        temperature_moves=pipeline.temperature_moves,
-        sample_search_action=pipeline.sample_search_action,
-    )
-    buffer = replay.add(state.buffer, played.batch, played.valid)
-    games = jnp.maximum(played.num_games, 1)
-    metrics = dict(
-        games=played.num_games,
-        average_game_length=played.total_game_length / games,
-        first_player_win_rate=played.first_player_wins / games,
-        second_player_win_rate=played.second_player_wins / games,
-        positions_added=jnp.sum(played.valid),
-        root_value=played.root_value,
-        buffer_size=buffer.size,
-    )
-    positions = pipeline.selfplay_batch_size * pipeline.num_steps
-    next_state = state.replace(
-        buffer=buffer,
-        selfplay=selfplay_state,
-        key=key,
-        iteration=state.iteration + 1,
-        num_games=state.num_games + played.num_games,
-        num_positions=state.num_positions + positions,
-    )
-    learn_keys = jax.random.split(learn_key, pipeline.updates_per_iteration)
-    return next_state, metrics, learn_keys.reshape(-1, pipeline.chunk, *learn_keys.shape[1:])
-
-
-def sample_batch(pipeline: Pipeline, buffer: ReplayBuffer, key: PRNGKey) -> Batch:
-    """A minibatch drawn uniformly from the buffer, each sample in a random board symmetry."""
-    sample_key, symmetry_key = jax.random.split(key)
-    batch = replay.sample(buffer, sample_key, pipeline.learner_batch_size)
-    game = pipeline.game
-    if pipeline.augment and game.symmetries > 1:
-        index = jax.random.randint(symmetry_key, (pipeline.learner_batch_size,), 0, game.symmetries)
-        obs, policy = jax.vmap(game.apply_symmetry)(batch.obs, batch.policy, index)
-        batch = batch.replace(obs=obs, policy=policy)
-    return batch
-
-
-def learn_step(
-    pipeline: Pipeline, state: TrainerState, keys: Array, hyper: Hyperparams
-) -> tuple[TrainerState, dict]:
-    """`chunk` learner updates on minibatches from the buffer (none before `min_size`).
-
-    The updates are unrolled, not scanned: see `build.learn_chunk`.
-
-    Args:
-      keys: [chunk, 2] one key per update (from `play_step`).
-    """
-    ready = state.buffer.size >= pipeline.replay_min_size
-    train_state, all_metrics = state.train_state, []
-    for index in range(pipeline.chunk):
-        batch = sample_batch(pipeline, state.buffer, keys[index])
-        new_state, metrics = learner.update(
-            pipeline.network,
-            pipeline.optimizer,
-            train_state,
-            batch,
-            learning_rate=hyper.learning_rate,
-            weight_decay=hyper.weight_decay,
-        )
-        train_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new_state, train_state)
-        all_metrics.append(metrics)
-    metrics = jax.tree.map(lambda *values: jnp.mean(jnp.stack(values)), *all_metrics)
-    metrics.update(
-        learning_rate=hyper.learning_rate * pipeline.optimizer.shape(train_state.step),
-        updates=train_state.step,
-    )
-    return state.replace(train_state=train_state), metrics
+from azjax.steps import TrainerState, init_state, learn_step, play_step
+from azjax.types import Array, RunError, UserError
 
 
 def make_mesh(num_devices: int | None = None) -> Mesh:
@@ -223,7 +100,9 @@ def compile_run(config: ml_collections.ConfigDict, mesh: Mesh | None = None) -> 
                 out_shardings=(shardings, None, None),
             ),
             learn=jax.jit(
-                functools.partial(learn_step, pipeline),
+                functools.partial(
+                    learn_step, pipeline, batch_sharding=NamedSharding(mesh, PartitionSpec("data"))
+                ),
                 in_shardings=(shardings, None, None),
                 out_shardings=(shardings, None),
             ),
@@ -327,6 +206,20 @@ def train(
         checkpointer = Checkpointer(workdir, max_to_keep=config.train.keep_checkpoints)
         try:
             return _loop(config, workdir, run, hyper, evaluate, state, checkpointer, log, quiet)
+        except RunError:
+            raise
+        except Exception as error:
+            if not is_disk_full(error):
+                raise
+            steps = checkpointer.all_steps()
+            raise RunError(
+                f"the disk is full ({str(error).splitlines()[0][:120]}); "
+                + (
+                    f"the last good checkpoint is iteration {steps[-1]}"
+                    if steps
+                    else "no checkpoint"
+                )
+            ) from None
         finally:
             checkpointer.close()
 
@@ -334,6 +227,9 @@ def train(
 def _evaluation(config, pipeline: Pipeline):
     """The run's evaluation, shared between runs of this process with the same settings."""
     key = ("eval", config_lib.pipeline_key(config), config_lib.evaluation_key(config))
+    # A `workdir:` opponent is read from disk: its checkpoint may have changed since.
+    if any(parse_opponent_spec(s)[0] == "workdir" for s in config.eval.opponents):
+        _COMPILED.pop(key, None)
     if key not in _COMPILED:
         searcher = build.make_agent_searcher(config, pipeline.game, pipeline.network)
         _COMPILED[key] = make_evaluation(
@@ -347,7 +243,13 @@ def _evaluation(config, pipeline: Pipeline):
 
 
 def _loop(config, workdir, run, hyper, evaluate, state, checkpointer, log, quiet):
+    had_checkpoints = bool(checkpointer.all_steps())
     restored = checkpointer.restore_newest(*split_state(state))
+    if restored is None and had_checkpoints:
+        raise UserError(
+            f"no readable checkpoint in {checkpointer.directory} (the damaged ones are in "
+            f"{workdir / 'checkpoints_damaged'}); start over with another --workdir"
+        )
     history = None
     if restored is not None:
         state = jax.device_put(join_state(state, restored.params, restored.trainer), run.shardings)
@@ -420,23 +322,16 @@ def _loop(config, workdir, run, hyper, evaluate, state, checkpointer, log, quiet
         if int(state.iteration) != saved_iteration:
             save(state)
             saved_iteration = int(state.iteration)
-    except RunError:
-        raise
-    except Exception as error:
-        if is_disk_full(error):
-            last = checkpointer.all_steps()
-            raise RunError(
-                f"the disk is full ({str(error).splitlines()[0][:120]}); "
-                + (f"the last good checkpoint is iteration {last[-1]}" if last else "no checkpoint")
-            ) from None
-        raise
     finally:
         writer.close()
     if interrupt.requested():
-        log(
-            f"interrupted: saved iteration {saved_iteration} in {workdir}; "
-            "run the same command again to resume"
-        )
+        if checkpointer.all_steps():
+            log(
+                f"interrupted: saved iteration {saved_iteration} in {workdir}; "
+                "run the same command again to resume"
+            )
+        else:
+            log(f"interrupted before the first iteration finished; nothing saved in {workdir}")
         raise KeyboardInterrupt
     log(
         f"done: {int(state.iteration):,} iterations, {int(state.num_games):,} games, "

@@ -11,39 +11,29 @@ On this 2-core CPU the forward pass alone takes 2.2 s per batch of 256 (measured
 iteration's self-play (65 evaluations x 32 plies) is over 75 minutes here: accelerators only.
 """
 
-from azjax.config import base_config
+from azjax.config import accelerator_config
 
 
 def get_config():
-    config = base_config()
+    config = accelerator_config()
     config.name = "go_19x19"
     config.game = "go_19x19"
     config.network.channels = 128
     config.network.num_blocks = 10
     config.network.value_hidden = 256
-    config.search.algorithm = "gumbel"
     config.search.num_simulations = 64
-    config.search.max_num_considered_actions = 16
     config.search.dirichlet_alpha = 0.03  # AlphaGo Zero's value, for PUCT
-    config.selfplay.batch_size = 256
     config.selfplay.num_steps = 32
     config.selfplay.temperature_moves = 30
     # 26 KB per position (float32 planes and policy): 10.4 GB here, 4.8 GB more for the
     # self-play positions of unfinished games (256 x 722 plies at most).
-    config.replay.capacity = 400_000
     config.replay.min_size = 50_000
     config.learner.batch_size = 2048
     config.learner.updates_per_iteration = 32
-    config.learner.optimizer = "sgd"
     config.learner.learning_rate = 1e-2
-    config.learner.momentum = 0.9
-    config.learner.schedule = "piecewise"
     config.learner.boundaries = (200_000, 400_000)
-    config.learner.decay_factor = 0.1
-    config.learner.weight_decay = 1e-4
     config.train.num_iterations = 100_000
     config.eval.every = 200
-    config.eval.num_games = 64
     config.eval.num_simulations = 128
     config.eval.opponents = ("random", "mcts:800")
     return config

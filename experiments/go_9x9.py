@@ -12,37 +12,18 @@ positions/s; the forward pass alone is 119 ms per batch of 256); the 16 learner 
 come on top once the buffer holds `replay.min_size` positions.
 """
 
-from azjax.config import base_config
+from azjax.config import accelerator_config
 
 
 def get_config():
-    config = base_config()
+    config = accelerator_config()
     config.name = "go_9x9"
     config.game = "go_9x9"
     config.network.channels = 64
     config.network.num_blocks = 6
     config.network.value_hidden = 128
-    config.search.algorithm = "gumbel"
-    config.search.num_simulations = 32
-    config.search.max_num_considered_actions = 16
     config.search.dirichlet_alpha = 0.12  # about 10 / (81 legal moves), for PUCT
-    config.selfplay.batch_size = 256
-    config.selfplay.num_steps = 16
     config.selfplay.temperature_moves = 16
-    config.replay.capacity = 400_000
     config.replay.min_size = 10_000
-    config.learner.batch_size = 512
-    config.learner.updates_per_iteration = 16
-    config.learner.optimizer = "sgd"
-    config.learner.learning_rate = 2e-2
-    config.learner.momentum = 0.9
-    config.learner.schedule = "piecewise"
     config.learner.boundaries = (40_000, 80_000)
-    config.learner.decay_factor = 0.1
-    config.learner.weight_decay = 1e-4
-    config.train.num_iterations = 10_000
-    config.eval.every = 100
-    config.eval.num_games = 64
-    config.eval.num_simulations = 64
-    config.eval.opponents = ("random", "mcts:400")
     return config

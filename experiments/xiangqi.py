@@ -12,38 +12,19 @@ took 192 s (iteration 2 of `azjax train --config experiments/xiangqi.py
 of 256); the 16 learner updates come on top once the buffer holds `replay.min_size`.
 """
 
-from azjax.config import base_config
+from azjax.config import accelerator_config
 
 
 def get_config():
-    config = base_config()
+    config = accelerator_config()
     config.name = "xiangqi"
     config.game = "xiangqi"
     config.network.channels = 96
     config.network.num_blocks = 6
     config.network.value_hidden = 128
-    config.search.algorithm = "gumbel"
-    config.search.num_simulations = 32
-    config.search.max_num_considered_actions = 16
     config.search.dirichlet_alpha = 0.3  # AlphaZero's chess value, for PUCT
-    config.selfplay.batch_size = 256
-    config.selfplay.num_steps = 16
     config.selfplay.temperature_moves = 20
     # 14 KB per position (5.8 KB of planes, 8.3 KB of policy over 2086 labels): 5.6 GB.
-    config.replay.capacity = 400_000
     config.replay.min_size = 20_000
-    config.learner.batch_size = 512
-    config.learner.updates_per_iteration = 16
-    config.learner.optimizer = "sgd"
-    config.learner.learning_rate = 2e-2
-    config.learner.momentum = 0.9
-    config.learner.schedule = "piecewise"
     config.learner.boundaries = (50_000, 100_000)
-    config.learner.decay_factor = 0.1
-    config.learner.weight_decay = 1e-4
-    config.train.num_iterations = 10_000
-    config.eval.every = 100
-    config.eval.num_games = 64
-    config.eval.num_simulations = 64
-    config.eval.opponents = ("random", "mcts:400")
     return config

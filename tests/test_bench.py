@@ -11,7 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from azjax import bench
+from azjax.bench import harness
+from azjax.bench import pgx as bench_pgx
+from azjax.games.base import random_legal_action
 from azjax.types import UserError
 
 
@@ -21,7 +23,7 @@ def quick_bench():
     args = argparse.Namespace(
         game="tic_tac_toe", config=None, batch_sizes="1,64,1024,4096", quick=True, env_only=False
     )
-    return bench.run(args)
+    return harness.run(args)
 
 
 def test_rows_cover_every_stage(quick_bench):
@@ -51,7 +53,7 @@ def test_env_rows_compare_with_pgx(quick_bench):
         if not row.name.startswith("env steps"):
             assert row.pgx_rate is None and row.pgx_note == "", row
         elif row.pgx_rate is None:
-            assert row.pgx_note == bench.PGX_MISSING, row
+            assert row.pgx_note == bench_pgx.PGX_MISSING, row
         else:
             assert math.isfinite(row.pgx_rate) and row.pgx_rate > 0, row
             assert math.isfinite(row.ratio) and row.ratio > 0, row
@@ -67,12 +69,12 @@ def test_text_is_a_markdown_table(quick_bench):
 
 
 def test_parse_batch_sizes():
-    assert bench.parse_batch_sizes("1,64,1024", quick=False) == [1, 64, 1024]
-    assert bench.parse_batch_sizes("1,64,1024", quick=True) == [1, 64]
-    assert bench.parse_batch_sizes("256", quick=True) == [256]
+    assert harness.parse_batch_sizes("1,64,1024", quick=False) == [1, 64, 1024]
+    assert harness.parse_batch_sizes("1,64,1024", quick=True) == [1, 64]
+    assert harness.parse_batch_sizes("256", quick=True) == [256]
     for text in ("", "1,x", "0,4"):
         with pytest.raises(UserError):
-            bench.parse_batch_sizes(text, quick=False)
+            harness.parse_batch_sizes(text, quick=False)
 
 
 def test_pgx_missing_is_reported(monkeypatch):
@@ -86,8 +88,8 @@ def test_pgx_missing_is_reported(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_pgx)
-    assert bench.pgx_environment("tic_tac_toe") == bench.PGX_MISSING
-    assert bench.pgx_environment("not_a_pgx_game") == bench.NO_PGX_GAME
+    assert bench_pgx.pgx_environment("tic_tac_toe") == bench_pgx.PGX_MISSING
+    assert bench_pgx.pgx_environment("not_a_pgx_game") == bench_pgx.NO_PGX_GAME
 
 
 def test_env_only_with_legal_mask_rows():
@@ -95,7 +97,7 @@ def test_env_only_with_legal_mask_rows():
     args = argparse.Namespace(
         game="xiangqi", config=None, batch_sizes="1,4", quick=True, env_only=True
     )
-    rows, _ = bench.run(args)
+    rows, _ = harness.run(args)
     assert [(row.name, row.batch_size) for row in rows] == [
         ("env steps (random play)", 1),
         ("env steps (random play)", 4),
@@ -103,13 +105,13 @@ def test_env_only_with_legal_mask_rows():
         ("legal-move masks", 4),
     ]
     assert all(math.isfinite(row.rate) and row.rate > 0 for row in rows)
-    assert all(row.pgx_note == bench.NO_PGX_GAME for row in rows)
+    assert all(row.pgx_note == bench_pgx.NO_PGX_GAME for row in rows)
 
 
-def test_uniform_legal_action_is_uniform_over_legal_actions():
+def test_random_legal_action_is_uniform_over_legal_actions():
     mask = jnp.array([[False, True, False, True, True], [False] * 5])
     keys = jax.random.split(jax.random.PRNGKey(0), 3000)
-    actions = jax.vmap(bench.uniform_legal_action, (0, None))(keys, mask)  # [3000, 2]
+    actions = jax.vmap(random_legal_action, (0, None))(keys, mask)  # [3000, 2]
     counts = np.bincount(np.asarray(actions[:, 0]), minlength=5)
     assert counts[[0, 2]].sum() == 0 and (np.abs(counts[[1, 3, 4]] - 1000) < 120).all()
     assert (np.asarray(actions[:, 1]) == 0).all()  # nothing legal: action 0

@@ -1,5 +1,6 @@
 """User mistakes get one clear line on stderr and exit status 2; the commands work end to end."""
 
+import io
 import json
 import shutil
 
@@ -62,7 +63,7 @@ def test_unknown_config_key_suggests_the_closest(capsys):
         ("--config.search.num_simulations=lots", "expects int"),
         ("--config.learner.learning_rate=fast", "expects float"),
         ("--config.replay.augment=maybe", "expects a bool"),
-        ("--config.search.num_simulations=-3", "must be positive"),
+        ("--config.search.num_simulations=-3", "'search.num_simulations' must be in [1, "),
         ("--config.search.algorithm=alphabeta", "puct"),
         ("--config.search", "needs a value"),
     ],
@@ -134,13 +135,19 @@ def test_missing_run_and_missing_checkpoint(capsys, tmp_path, trained):
     assert_user_error(capsys, ["evaluate", "--workdir", str(workdir)], "no checkpoint")
 
 
-def test_corrupt_checkpoint(capsys, tmp_path, trained):
+def test_corrupt_only_checkpoint(capsys, tmp_path, trained):
+    """The only checkpoint damaged: a warning that moves it aside, then one error line."""
     workdir = tmp_path / "corrupt"
     shutil.copytree(trained, workdir)
     for path in (workdir / "checkpoints" / "2" / "params").rglob("*"):
         if path.is_file():
             path.write_bytes(b"garbage")
-    assert_user_error(capsys, ["evaluate", "--workdir", str(workdir)], "corrupt")
+    status, _, err = run_cli(capsys, "evaluate", "--workdir", str(workdir))
+    assert status == 2
+    warning, error = err.strip().splitlines()
+    assert warning.startswith("azjax: warning: skipped checkpoint 2")
+    assert error == f"azjax: error: no readable checkpoint in {workdir}/checkpoints"
+    assert (workdir / "checkpoints_damaged" / "2").is_dir()
     assert_user_error(
         capsys,
         ["train", "--workdir", str(workdir), "--config", str(workdir / "missing.py")],
@@ -158,8 +165,10 @@ def test_corrupt_checkpoint_on_resume(capsys, tmp_path, trained):
     config.train.num_iterations = 3
     from azjax.types import UserError
 
-    with pytest.raises(UserError, match="corrupt"):
+    # No checkpoint left to resume from: refuse rather than start the run over.
+    with pytest.raises(UserError, match="no readable checkpoint"):
         train_lib.train(config, workdir, quiet=True)
+    assert (workdir / "checkpoints_damaged" / "2").is_dir()
 
 
 def test_bad_opponent_and_games(capsys, trained):
@@ -201,15 +210,10 @@ def test_evaluate_prints_results_with_interval(capsys, trained):
 
 
 def test_play_rejects_illegal_moves_and_finishes(capsys, monkeypatch, trained):
-    moves = iter(["banana", "10", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1"])
-
-    def fake_input(prompt):
-        try:
-            return next(moves)
-        except StopIteration:
-            raise EOFError from None
-
-    monkeypatch.setattr("builtins.input", fake_input)
+    moves = ["banana", "10", "1", "1", "1", "1", "1", "1", "1", "1", "1", "1"]
+    lines = "".join(f"{move}\n" for move in moves).encode()
+    typed = io.TextIOWrapper(io.BytesIO(lines), encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", typed)
     status, out, _ = run_cli(capsys, "play", "--workdir", str(trained), "--simulations", "4")
     assert status == 0
     assert out.count("illegal move:") >= 2

@@ -13,7 +13,7 @@ import pytest
 
 from azjax import games
 from azjax.networks import make_network
-from azjax.search import make_mcts_baseline, make_search, network_evaluator
+from azjax.search import SearchParams, make_mcts_baseline, make_search, network_evaluator
 
 
 def play(game, moves):
@@ -60,8 +60,7 @@ def network_search(game_name, algorithm, num_simulations):
         network_evaluator(game, network),
         num_simulations=num_simulations,
         algorithm=algorithm,
-        dirichlet_fraction=0.0,
-        gumbel_scale=0.0,
+        params=SearchParams(dirichlet_fraction=0.0, gumbel_scale=0.0),
     )
     return jax.jit(search), variables
 

@@ -9,12 +9,12 @@ diagonal on the 7th ply:
     X . .
 """
 
+import functools
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-import functools
-from typing import NamedTuple
 
 from azjax import games, replay, selfplay
 from azjax.types import SearchOutput

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from azjax.types import Array, PRNGKey, UserError
+from azjax.types import Array, PRNGKey
 
 
 @struct.dataclass
@@ -69,7 +69,7 @@ class Game(abc.ABC):
         """Plays `action`; a no-op (with zero rewards) when `state` is already terminated.
 
         The result of an illegal action is unspecified: callers mask actions with
-        `legal_action_mask` (search does at every node; human input is validated by the CLI).
+        `legal_action_mask` (search does at every node; `azjax.notation` validates human input).
         """
         zero_rewards = jnp.zeros(2, jnp.float32)
         next_state = self._step(state.replace(rewards=zero_rewards), jnp.asarray(action, jnp.int32))
@@ -98,76 +98,6 @@ class Game(abc.ABC):
         action_perm = jnp.asarray(self._action_perms)[index]
         obs = obs.reshape(height * width, planes)[board_perm].reshape(height, width, planes)
         return obs, policy[action_perm]
-
-    def render(self, state: State) -> str:
-        """Draws an unbatched `state` as text for humans (host-side, not jittable).
-
-        The default draws the first two observation planes (the mover's and the opponent's
-        stones) as 'X' for player 0, 'O' for player 1 and '.' for empty, one board row per
-        line, followed by a status line: "X to move", or once terminated "X wins" / "O wins"
-        read from the rewards of the step that ended the game, else "game over" (a draw, or
-        a terminated state stepped again). Games override it to add coordinate labels.
-        """
-        planes = np.asarray(self.observe(state))  # [H, W, C]
-        mover = int(state.current_player)
-        marks = ("X", "O") if mover == 0 else ("O", "X")
-        grid = np.where(planes[..., 0] > 0, marks[0], np.where(planes[..., 1] > 0, marks[1], "."))
-        return "\n".join([*(" ".join(row) for row in grid), self._status(state)])
-
-    def _status(self, state: State) -> str:
-        """The status line of `render`: "X to move", "X wins" / "O wins" (from the rewards of
-        the step that ended the game), else "game over"."""
-        rewards = np.asarray(state.rewards)  # [2]
-        if not bool(state.terminated):
-            return f"{'XO'[int(state.current_player)]} to move"
-        if rewards[0] != rewards[1]:
-            return f"{'XO'[int(np.argmax(rewards))]} wins"
-        return "game over"
-
-    def action_to_string(self, action: int, state: State | None = None) -> str:
-        """Names an action id the way `render` labels it and `parse_action` reads it back.
-
-        `state` is the (unbatched) position the action is played in; games whose action ids
-        are relative to the mover (Xiangqi) need it, the others ignore it.
-        """
-        return str(int(action))
-
-    def parse_action(self, text: str, state: State) -> int:
-        """Reads a move typed by a human in an unbatched `state` (host-side).
-
-        Accepts exactly the names `action_to_string` gives (case-insensitive, surrounding
-        blanks ignored). Games explain their notation and their illegal moves through
-        `_notation_hint` and `_why_illegal`.
-
-        Returns:
-          The action id in [0, A), legal in `state`.
-
-        Raises:
-          UserError: `text` names no action, or the action is not legal in `state`.
-        """
-        if bool(state.terminated):
-            raise UserError("the game is over; no more moves can be played")
-        names = {self.action_to_string(a, state).lower(): a for a in range(self.num_actions)}
-        action = names.get(text.strip().lower())
-        if action is None:
-            raise UserError(f"{text.strip()!r} is not a move; {self._notation_hint(state)}")
-        if not bool(state.legal_action_mask[action]):
-            raise UserError(
-                f"move {text.strip()} is not legal now: {self._why_illegal(state, action)}"
-            )
-        return action
-
-    def _legal_names(self, state: State) -> str:
-        legal = np.flatnonzero(np.asarray(state.legal_action_mask))
-        return " ".join(self.action_to_string(a, state) for a in legal)
-
-    def _notation_hint(self, state: State) -> str:
-        """How moves are typed, for the error on a name that is no move (one line)."""
-        return f"legal moves: {self._legal_names(state)}"
-
-    def _why_illegal(self, state: State, action: int) -> str:
-        """Why a named `action` is not legal in `state`, for the error message (one line)."""
-        return f"legal moves: {self._legal_names(state)}"
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
@@ -236,3 +166,22 @@ def lines(height: int, width: int, k: int) -> np.ndarray:
                 if 0 <= end_row < height and 0 <= end_col < width:
                     windows.append([(row + i * d_row) * width + col + i * d_col for i in range(k)])
     return np.asarray(windows, dtype=np.int32)
+
+
+def random_legal_action(key: PRNGKey, legal_action_mask: Array) -> Array:
+    """A uniformly random legal action per row of `legal_action_mask`.
+
+    One uniform number per game picks the k-th legal action: far cheaper than a categorical
+    draw over all A logits when A is large (Xiangqi's 2086).
+
+    Args:
+      key: randomness of the draw.
+      legal_action_mask: [..., A] bool, True = legal (one game [A], or a batch [B, A]).
+
+    Returns:
+      [...] int32 the actions; 0 where no action is legal.
+    """
+    count = jnp.sum(legal_action_mask, axis=-1)  # [...]
+    k = jnp.floor(jax.random.uniform(key, count.shape) * count).astype(jnp.int32)
+    chosen = jnp.cumsum(legal_action_mask, axis=-1) > k[..., None]  # [..., A] bool
+    return jnp.argmax(chosen, axis=-1).astype(jnp.int32)

@@ -42,7 +42,7 @@ class ConnectFour(base.Game):
     - Observation: [6, 7, 2] float32 from the mover's view; plane 0 = stones of the player
       to move, plane 1 = the opponent's stones; row 0 is the top row.
     - Action: [] int32 in [0, 7), the column (left to right) to drop a stone into; legal
-      while the column has room. Humans type columns 1-7 (`parse_action`).
+      while the column has room. Humans type columns 1-7 (`azjax.notation`).
     - Reward: [2] float32, +1 for the winner and -1 for the loser on the winning move; a
       full board without four in a row is a draw, (0, 0).
     - Symmetries: 2 (identity, left-right mirror). Games last at most 42 plies.
@@ -85,12 +85,3 @@ class ConnectFour(base.Game):
 
     def observe(self, state: ConnectFourState) -> Array:
         return base.stone_planes(state.board, state.current_player, (_ROWS, _COLUMNS))
-
-    def render(self, state: ConnectFourState) -> str:
-        """Draws the board with the column numbers 1-7 that `parse_action` accepts."""
-        labels = " ".join(self.action_to_string(a) for a in range(_COLUMNS))
-        return f"{labels}\n{super().render(state)}"
-
-    def action_to_string(self, action: int, state=None) -> str:
-        """Columns are numbered 1-7 for humans (action id + 1)."""
-        return str(int(action) + 1)

@@ -25,9 +25,9 @@ difference in all 64 bits. The other 46 bits are random, so a legal move is mask
 hash collision with odds of about 2^-46 per earlier position.
 
 State size per game (the bytes of one state's arrays; pgx 2.6's states in brackets, the
-same sum): 2,315 B on 9x9 (5,718 B) and 10,155 B on 19x19 (25,318 B) at the default move
+same sum): 2,319 B on 9x9 (5,718 B) and 10,159 B on 19x19 (25,318 B) at the default move
 limit, of which 1,304 B and 5,784 B are the superko hash history (8 B per ply), which a
-game with `superko=False` does not keep (1,011 B and 4,371 B).
+game with `superko=False` does not keep (1,015 B and 4,375 B).
 
 Speed, `azjax bench --game go_9x9 --batch-sizes 1,64,1024 --env-only` (random play with
 observations, steps per second, pgx 2.6 in the same run) on 2 shared CPU cores: at batch
@@ -43,11 +43,9 @@ from flax import struct
 from azjax.games import base
 from azjax.types import Array, PRNGKey
 
-COLUMN_LETTERS = "ABCDEFGHJKLMNOPQRST"  # GTP skips the letter I
 _POINT_BITS = 9  # low bits of a Zobrist word that count point numbers (N < 2**9)
 _POINT_MASK = (1 << _POINT_BITS) - 1
 _OFF_BOARD = 2  # board value read off the edge of the board
-_MARKS = {1: "X", -1: "O", 0: "."}  # how `render` draws a board value
 
 
 def _mix(x: Array) -> Array:
@@ -90,6 +88,9 @@ class GoState(base.State):
     # [2, L] uint32, column t the hash after ply t (column 0: the start), zeros after the
     # current ply; L = max_moves + 1 when superko is on, else 0 (no history kept).
     hashes: Array
+    # [] float32, points added to white's score; the game's `komi` at the start, a field so
+    # that one compiled function serves every komi (a GTP controller may change it).
+    komi: Array
 
 
 class Go(base.Game):
@@ -103,7 +104,8 @@ class Go(base.Game):
     earlier board of the game is illegal (masked out of `legal_action_mask`; pgx instead
     ends the game as a loss for the player who repeats). Passing is always legal. The game
     ends after two passes in a row or at `max_moves` plies, and is scored by area: stones
-    plus empty regions that reach only that colour's stones, minus `komi` for black.
+    plus empty regions that reach only that colour's stones, minus komi for black (the
+    state's `komi`, which starts as the game's `komi`).
 
     - Observation: [size, size, 2 * history + 1] float32 from the mover's view, as in
       AlphaGo Zero and pgx (`pgx.make("go_9x9")`): planes 2i and 2i+1 hold the mover's and
@@ -202,6 +204,7 @@ class Go(base.Game):
             previous_boards=jnp.zeros((self.history - 1, num_points), jnp.int8),
             hash=hash_,
             hashes=hashes,
+            komi=jnp.float32(self.komi),
         )
         return self._analyse(state)
 
@@ -249,7 +252,7 @@ class Go(base.Game):
             hashes=state.hashes.at[:, step_count].set(hash_) if self.superko else state.hashes,
         )
         state = self._analyse(state, step_count)
-        score = self._area_difference(board, terminated) - self.komi
+        score = self._area_difference(board, terminated) - state.komi
         outcome = jnp.sign(jnp.stack([score, -score])).astype(jnp.float32)
         return state.replace(rewards=jnp.where(terminated, outcome, 0.0))
 
@@ -269,55 +272,7 @@ class Go(base.Game):
         through empty points) reaches stones of that colour only. Every stone counts,
         dead or not.
         """
-        return self._area_difference(state.board, jnp.bool_(True)) - self.komi
-
-    def render(self, state: GoState) -> str:
-        """Draws the board as GTP engines do: column letters above and below, row numbers
-        (counted from the bottom) on both sides, X for black, O for white; then the
-        captures and a status line ("X to move", "X wins", "O wins" or "game over")."""
-        size = self.size
-        board = np.asarray(state.board).reshape(size, size)
-        width = len(str(size))
-        letters = " " * (width + 1) + " ".join(COLUMN_LETTERS[:size])
-        rows = []
-        for row in range(size):
-            cells = " ".join(_MARKS[value] for value in board[row])
-            rows.append(f"{size - row:>{width}} {cells} {size - row}")
-        captures = np.asarray(state.captures)
-        captured = f"captures: X {captures[0]}, O {captures[1]}; komi {self.komi:g}"
-        return "\n".join([letters, *rows, letters, captured, self._status(state)])
-
-    def action_to_string(self, action: int, state=None) -> str:
-        """Names a point as a GTP vertex, column letter (A-T without I) and row counted
-        from the bottom ("A9" is point 0 on 9x9), or "pass"."""
-        row, column = divmod(int(action), self.size)
-        return "pass" if row == self.size else f"{COLUMN_LETTERS[column]}{self.size - row}"
-
-    def _notation_hint(self, state: GoState) -> str:
-        last = COLUMN_LETTERS[self.size - 1]
-        return (
-            f"type a column A-{last} (no I) and a row 1-{self.size}, like "
-            f"{self.action_to_string(0)}, or pass"
-        )
-
-    def _why_illegal(self, state: GoState, action: int) -> str:
-        """Why a point is not a legal move (host-side, for `parse_action`)."""
-        board, in_atari = np.asarray(state.board), np.asarray(state.in_atari)
-        if board[action] != 0:
-            return "the point is taken"
-        if action == int(state.ko_point):
-            return "it retakes a ko at once"
-        colour = 1 - 2 * int(state.current_player)
-        neighbours = [n for n in self._neighbours[action] if n < board.size]
-        keeps_a_liberty = any(
-            board[n] == 0
-            or (board[n] == colour and not in_atari[n])
-            or (board[n] == -colour and in_atari[n])
-            for n in neighbours
-        )
-        if not keeps_a_liberty:
-            return "it is suicide"
-        return "it repeats an earlier position (superko)"
+        return self._area_difference(state.board, jnp.bool_(True)) - state.komi
 
     def _hash(self, board: Array) -> Array:
         """[2] uint32: the Zobrist hash of a board [N] (the sum of its stones' values)."""

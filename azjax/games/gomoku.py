@@ -64,8 +64,8 @@ class Gomoku(base.Game):
       stone placed (one-hot; all zero at the start), plane 3 = all ones when the player to
       move is player 0 (who moved first), else all zeros. Row 0 is the top row.
     - Action: [] int32 in [0, W*H), the point row-major from the top-left; legal while
-      empty. Humans type a column letter and a row number counted from the bottom, as
-      `render` labels them ("h8" is the centre of 15 x 15; `parse_action`).
+      empty. Humans type a column letter and a row number counted from the bottom ("h8"
+      is the centre of 15 x 15; `azjax.notation.gomoku`).
     - Reward: [2] float32, +1 for the winner and -1 for the loser on the winning move; a
       full board without a win is a draw, (0, 0).
     - Symmetries: 8 on a square board (the dihedral group), 4 on a rectangular one
@@ -156,34 +156,6 @@ class Gomoku(base.Game):
         return jnp.concatenate(
             [stones, last_move.reshape(*shape, 1), first_player[..., None]], axis=-1
         )
-
-    def render(self, state: GomokuState) -> str:
-        """Draws the board labelled with the point names that `parse_action` accepts.
-
-        Rows are numbered from 1 at the bottom and columns lettered from a at the left, so
-        "c2" is the third column of the second row from the bottom.
-        """
-        *rows, status = super().render(state).split("\n")
-        label_width = len(str(self.height))
-        numbered = [f"{self.height - row:>{label_width}} {cells}" for row, cells in enumerate(rows)]
-        letters = " " * label_width + " " + " ".join(_COLUMN_NAMES[: self.width])
-        return "\n".join([*numbered, letters, status])
-
-    def action_to_string(self, action: int, state=None) -> str:
-        """Names a point by its column letter and its row number counted from the bottom."""
-        row, column = divmod(int(action), self.width)
-        return f"{_COLUMN_NAMES[column]}{self.height - row}"
-
-    def _notation_hint(self, state: GomokuState) -> str:
-        last_column = _COLUMN_NAMES[self.width - 1]
-        centre = self.height // 2 * self.width + self.width // 2
-        return (
-            f"type a column a-{last_column} and a row 1-{self.height}, like "
-            f"{self.action_to_string(centre)}"
-        )
-
-    def _why_illegal(self, state: GomokuState, action: int) -> str:
-        return "the point is taken"
 
     def __repr__(self) -> str:
         return f"Gomoku(width={self.width}, height={self.height}, k={self.k}, rule={self.rule!r})"

@@ -1,5 +1,9 @@
 """Othello (Reversi): flank the opponent's discs to turn them over; more discs wins.
 
+The game ends as soon as neither side can move, and a pass is legal exactly when the mover
+has no move and the opponent has one: the rules of tournament play and of OpenSpiel's
+`othello`. (pgx's `othello` differs: where neither side can move, both pass before it ends.)
+
 Move generation works on bitboards: a set of points is a 64-bit word, bit `row * size +
 column`, held as two uint32 halves (JAX has no uint64 without x64 mode). Moving a set one
 point in a direction is a shift of the word by `row step * size + column step` and a mask
@@ -21,7 +25,6 @@ from azjax.types import Array, PRNGKey
 
 # The eight directions as (row step, column step).
 _DIRECTIONS = ((0, 1), (1, -1), (1, 0), (1, 1), (0, -1), (-1, 1), (-1, 0), (-1, -1))
-_COLUMN_LETTERS = "abcdefgh"
 
 
 class _Bitboard(NamedTuple):
@@ -76,7 +79,6 @@ class OthelloState(base.State):
     # [size*size] int8, row-major from the top-left (point = row * size + column, row 0 =
     # rank 1): 1 = player 0's disc (X, black), -1 = player 1's disc (O, white), 0 = empty.
     board: Array
-    passed: Array  # [] bool, whether the last action was a pass
 
 
 class Othello(base.Game):
@@ -85,19 +87,20 @@ class Othello(base.Game):
     X (player 0, black) moves first from the standard start: O on d4 and e5, X on d5 and e4
     (rows numbered 1-size from the top, columns lettered from the left). A move places a disc
     that flanks a line of opponent discs in any of the eight directions and turns over every
-    flanked line. A player without such a move must pass, and may pass only then, so turns
-    alternate. The game ends when the board is full, when one side has no discs left, or on
-    a pass answering a pass (neither side can move); these are pgx's rules (`pgx.make(
-    "othello")`), so a position where neither side can move costs two forced passes.
+    flanked line. The game ends as soon as neither side has such a move: the board is full,
+    one side has no discs left, or no empty point is a move for either side. A player who
+    has no move while the opponent has one must pass, and may pass only then; the opponent
+    then moves, so two passes never follow each other.
 
     - Observation: [size, size, 3] float32 from the mover's view; plane 0 = discs of the
       player to move, plane 1 = the opponent's discs, plane 2 = the mover's legal moves.
     - Action: [] int32 in [0, size*size], a point row-major from the top-left, or
-      size*size (64 on 8x8) to pass. Humans type "d3" or "pass" (`parse_action`).
+      size*size (64 on 8x8) to pass. Humans type "d3" or "pass" (`azjax.notation`).
     - Reward: [2] float32 on the step that ends the game: +1 to the side with more discs
       and -1 to the other; equal counts are a draw, (0, 0).
     - Symmetries: 8 (the dihedral group of the square; the pass maps to itself). Games last
-      at most 2 * (size*size - 4) plies: a pass follows a placement, or ends the game.
+      fewer than 2 * (size*size - 4) plies: at most size*size - 4 placements, and a pass
+      only between two of them.
     """
 
     def __init__(self, size: int = 8):
@@ -127,14 +130,14 @@ class Othello(base.Game):
         board[centre - 1, centre - 1] = board[centre, centre] = -1
         board[centre - 1, centre] = board[centre, centre - 1] = 1
         board = jnp.asarray(board.reshape(-1))
+        moves = self._moves(self._pack(board > 0), self._pack(board < 0))  # X has four.
         return OthelloState(
             current_player=jnp.int32(0),
-            legal_action_mask=self._legal_action_mask(self._pack(board > 0), self._pack(board < 0)),
+            legal_action_mask=jnp.append(self._unpack(moves).astype(jnp.bool_), False),
             terminated=jnp.bool_(False),
             rewards=jnp.zeros(2, jnp.float32),
             step_count=jnp.int32(0),
             board=board,
-            passed=jnp.bool_(False),
         )
 
     def _step(self, state: OthelloState, action: Array) -> OthelloState:
@@ -147,17 +150,20 @@ class Othello(base.Game):
         flipped = _Bitboard(*(jnp.where(flanked, half, 0) for half in runs)).union()
         own, opponent = own | placed | flipped, opponent & ~flipped
         board = stone * (self._unpack(own) - self._unpack(opponent))
-        is_pass = action == size * size
-        terminated = jnp.all(board != 0) | ~opponent.nonempty() | (state.passed & is_pass)
+        next_moves = self._moves(opponent, own)  # The opponent moves next.
+        must_pass = ~next_moves.nonempty()
+        # A pass never ends the game: it is legal only while the opponent has a move.
+        terminated = must_pass & ~self._moves(own, opponent).nonempty()
         score = jnp.sum(board, dtype=jnp.int32)  # X's discs minus O's
         outcome = jnp.sign(jnp.stack([score, -score])).astype(jnp.float32)
         return state.replace(
             current_player=1 - state.current_player,
-            legal_action_mask=self._legal_action_mask(opponent, own),
+            legal_action_mask=jnp.append(
+                self._unpack(next_moves).astype(jnp.bool_), must_pass & ~terminated
+            ),
             terminated=terminated,
             rewards=jnp.where(terminated, outcome, 0.0),
             board=board,
-            passed=is_pass,
         )
 
     def observe(self, state: OthelloState) -> Array:
@@ -167,18 +173,6 @@ class Othello(base.Game):
         # point), 0 = another empty point; one comparison then makes the three planes.
         codes = jnp.where(state.legal_action_mask[: size * size], 2, state.board * mover)
         return (codes.reshape(size, size, 1) == jnp.int8([1, -1, 2])).astype(jnp.float32)
-
-    def render(self, state: OthelloState) -> str:
-        """Draws the board with the column letters above and the row numbers on the right, the
-        names `parse_action` reads."""
-        *rows, status = super().render(state).split("\n")
-        header = " ".join(_COLUMN_LETTERS[: self._size])
-        return "\n".join([header, *(f"{row} {i + 1}" for i, row in enumerate(rows)), status])
-
-    def action_to_string(self, action: int, state=None) -> str:
-        """Names points as in Othello notation ("d3": column d, row 3 from the top), or "pass"."""
-        row, column = divmod(int(action), self._size)
-        return "pass" if row == self._size else f"{_COLUMN_LETTERS[column]}{row + 1}"
 
     def _pack(self, points: Array) -> _Bitboard:
         """[size*size] bool -> the set of those points, [] uint32 halves."""
@@ -210,10 +204,8 @@ class Othello(base.Game):
             runs = runs | (self._shift(runs) & opponent)
         return runs
 
-    def _legal_action_mask(self, own: _Bitboard, opponent: _Bitboard) -> Array:
-        """[A] bool for the player owning `own`: the empty points where a run of `opponent`
-        discs from an own disc ends, or else the pass."""
+    def _moves(self, own: _Bitboard, opponent: _Bitboard) -> _Bitboard:
+        """The moves of the player owning `own`: the empty points where a run of `opponent`
+        discs from an own disc ends."""
         empty = ~(own | opponent)  # Off-board bits too; `_shift` never lands on them.
-        points = self._unpack((self._shift(self._runs(own, opponent)) & empty).union())
-        points = points.astype(jnp.bool_)  # [size*size]
-        return jnp.concatenate([points, ~jnp.any(points, keepdims=True)])
+        return (self._shift(self._runs(own, opponent)) & empty).union()

@@ -25,7 +25,7 @@ class TicTacToe(base.Game):
     - Observation: [3, 3, 2] float32 from the mover's view; plane 0 = marks of the player
       to move, plane 1 = the opponent's marks.
     - Action: [] int32 in [0, 9), the cell row-major from the top-left; legal while empty.
-      Humans type cells 1-9 (`parse_action`).
+      Humans type cells 1-9 (`azjax.notation`).
     - Reward: [2] float32, +1 for the winner and -1 for the loser on the winning move; a
       full board without three in a row is a draw, (0, 0).
     - Symmetries: 8 (the dihedral group of the square). Games last at most 9 plies.
@@ -62,18 +62,3 @@ class TicTacToe(base.Game):
 
     def observe(self, state: TicTacToeState) -> Array:
         return base.stone_planes(state.board, state.current_player, (_SIZE, _SIZE))
-
-    def render(self, state: TicTacToeState) -> str:
-        """Draws the board with a key of the cell numbers 1-9 that `parse_action` accepts."""
-        *rows, status = super().render(state).split("\n")
-        key = [
-            " ".join(self.action_to_string(row * _SIZE + col) for col in range(_SIZE))
-            for row in range(_SIZE)
-        ]
-        return "\n".join(
-            [*(f"{row}    {cells}" for row, cells in zip(rows, key, strict=True)), status]
-        )
-
-    def action_to_string(self, action: int, state=None) -> str:
-        """Cells are numbered 1-9 for humans, row-major from the top-left (action id + 1)."""
-        return str(int(action) + 1)

@@ -1,4 +1,4 @@
-"""Xiangqi (Chinese chess) on 9 files by 10 ranks, with FEN and ICCS move notation.
+"""Xiangqi (Chinese chess) on 9 files by 10 ranks (FEN and ICCS: `azjax.notation.xiangqi`).
 
 Boards are seen from the player to move: the mover's pieces are positive and play upward
 (row 0 is the top row, the opponent's back rank). Red sees the board as it stands; Black
@@ -22,8 +22,6 @@ second piece along a ray are the lowest set bits of the ray's occupancy word. A 
 general itself recomputes the words at its destination (at most 4 such moves).
 """
 
-import re
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -31,21 +29,13 @@ from flax import struct
 
 from azjax.games import base
 from azjax.games.xiangqi_tables import (
-    _ADVISOR_POINTS,
     _CANNON_SLOTS,
-    _ELEPHANT_POINTS,
-    _FEN_ALIASES,
-    _FEN_LETTERS,
     _FILE_FLIP,
     _GENERAL_SLOTS,
-    _LABEL_OF,
     _MAX_COUNT,
     _MIRROR_LABELS,
     _MOVE_POINTS,
-    _NAMES,
-    _PALACE,
     _PIECE_PICKS,
-    _RANK_FLIP,
     _SLOT_PIECES,
     _SLOT_ROWS,
     _SLOT_WATCH,
@@ -55,11 +45,8 @@ from azjax.games.xiangqi_tables import (
     _WATCH_POINTS,
     _ZOBRIST,
     _ZOBRIST_SIDE,
-    ADVISOR,
     CANNON,
     CHARIOT,
-    ELEPHANT,
-    FILE_LETTERS,
     FILES,
     GENERAL,
     HORSE,
@@ -68,19 +55,18 @@ from azjax.games.xiangqi_tables import (
     POINTS,
     ROWS,
     SOLDIER,
-    START_FEN,
-    _parse_square,
-    _point,
-    square_name,
+    START_BOARD,
 )
 from azjax.games.xiangqi_tables import LABELS as LABELS  # re-exported: the action labels
-from azjax.types import Array, PRNGKey, UserError
+from azjax.types import Array, PRNGKey
 
 
-def position_hash(board: np.ndarray, player: int) -> np.ndarray:
+def position_hash(board: Array, player: Array) -> Array:
     """[2] uint32 Zobrist hash of a board ([90], Red positive) with `player` to move."""
-    keys = _ZOBRIST[np.arange(POINTS) * 15 + np.asarray(board, np.int64) + 7]  # [90, 2]
-    return np.bitwise_xor.reduce(keys, axis=0) ^ (_ZOBRIST_SIDE if player else 0)
+    codes = jnp.asarray(board, jnp.int32) + 7
+    keys = jnp.asarray(_ZOBRIST)[jnp.arange(POINTS) * 15 + codes]  # [90, 2]
+    side = jnp.where(jnp.asarray(player) == 1, jnp.asarray(_ZOBRIST_SIDE), jnp.uint32(0))
+    return jax.lax.reduce(keys, np.uint32(0), jax.lax.bitwise_xor, (0,)) ^ side
 
 
 def view(board: Array, player: Array) -> Array:
@@ -111,7 +97,7 @@ class XiangqiState(base.State):
 class Xiangqi(base.Game):
     """Xiangqi: checkmate or stalemate the opposing general.
 
-    Red (player 0, uppercase in FEN, at the bottom) moves first from the standard start.
+    Red (player 0, at the bottom) moves first from the standard start.
     Pieces move by the usual rules: the chariot along ranks and files; the horse one point
     orthogonally then one diagonally outward, unless a piece stands on that first point (its
     leg); the elephant two points diagonally, unless its eye (the point between) is
@@ -193,7 +179,40 @@ class Xiangqi(base.Game):
 
     def init(self, key: PRNGKey) -> XiangqiState:
         del key  # The start position is fixed.
-        return self.from_fen(START_FEN)
+        with jax.ensure_compile_time_eval():  # constants, also when `init` is traced
+            return self.setup(START_BOARD)
+
+    def setup(
+        self, board: Array, current_player: Array = 0, no_capture_plies: Array = 0
+    ) -> XiangqiState:
+        """A position with `board` and `current_player` to move, as if it were the start of
+        the game: no plies played, the repetition history holding this position only
+        (jittable). `azjax.notation.xiangqi.from_fen` builds one from a FEN.
+
+        Args:
+          board: [90] int8 as `XiangqiState.board` (Red positive, row 0 = rank 9), a
+            position a game can reach: piece counts within bounds, pieces on points they
+            can stand on, the side not to move not in check (`from_fen` checks these).
+          current_player: [] int32, 0 for Red, 1 for Black.
+          no_capture_plies: [] int32, plies without a capture so far, below the no-capture
+            limit.
+        """
+        board = jnp.asarray(board, jnp.int8).reshape(POINTS)
+        current_player = jnp.asarray(current_player, jnp.int32)
+        history = jnp.zeros((self._history_length, 2), jnp.uint32)
+        history = history.at[0].set(position_hash(board, current_player))
+        mask = self._legal_mask(view(board, current_player))
+        return XiangqiState(
+            current_player=current_player,
+            legal_action_mask=mask,
+            terminated=~jnp.any(mask),
+            rewards=jnp.zeros(2, jnp.float32),
+            step_count=jnp.int32(0),
+            board=board,
+            no_capture_plies=jnp.asarray(no_capture_plies, jnp.int32),
+            repetitions=jnp.int32(1),
+            history=history,
+        )
 
     def _step(self, state: XiangqiState, action: Array) -> XiangqiState:
         player = state.current_player
@@ -279,126 +298,11 @@ class Xiangqi(base.Game):
         """Whether the general of the player to move is attacked (host-side)."""
         return bool(_in_check(view(state.board, state.current_player)))
 
-    def from_fen(self, fen: str) -> XiangqiState:
-        """Builds the position a FEN describes (host-side).
-
-        Reads "<board> [<side> [- - [<plies without capture> [<move number>]]]]": the board
-        rank by rank from rank 9 (Black's side) down to rank 0, files a-i within a rank,
-        digits counting empty points, Red in uppercase and Black in lowercase (K general,
-        A advisor, B or E elephant, N or H horse, R chariot, C cannon, P soldier); the side
-        to move "w" (or "r") for Red, "b" for Black, Red if left out. The plies-without-
-        capture field starts the no-capture count; the move number is read and ignored (the
-        state counts plies from this position). The position starts the repetition history.
-
-        Raises:
-          UserError: the FEN is malformed, or describes a position no game can reach (piece
-            counts, pieces off their points, the side not to move in check).
-        """
-        with jax.ensure_compile_time_eval():  # constants, also when `init` is traced
-            return self._state_from_fen(fen)
-
-    def _state_from_fen(self, fen: str) -> XiangqiState:
-        board, player, no_capture = _parse_fen(fen)
-        if self.no_capture_limit and no_capture >= self.no_capture_limit:
-            raise UserError(
-                f"bad FEN {fen.strip()!r}: {no_capture} plies without a capture reach the "
-                f"no-capture limit of {self.no_capture_limit}"
-            )
-        history = np.zeros((self._history_length, 2), np.uint32)
-        history[0] = position_hash(board, player)
-        board = jnp.asarray(board, jnp.int8)
-        mask = self._legal_mask(view(board, player))
-        return XiangqiState(
-            current_player=jnp.int32(player),
-            legal_action_mask=mask,
-            terminated=~jnp.any(mask),
-            rewards=jnp.zeros(2, jnp.float32),
-            step_count=jnp.int32(0),
-            board=board,
-            no_capture_plies=jnp.int32(no_capture),
-            repetitions=jnp.int32(1),
-            history=jnp.asarray(history),
-        )
-
-    def to_fen(self, state: XiangqiState) -> str:
-        """The FEN of an unbatched state: "<board> <w|b> - - <plies without capture> <move>",
-        the move number counting from 1 at the position the game started from."""
-        rows = ["".join(map(_letter, row)) for row in np.asarray(state.board).reshape(ROWS, FILES)]
-        ranks = [re.sub(r"\.+", lambda empty: str(len(empty[0])), row) for row in rows]
-        player, plies = int(state.current_player), int(state.step_count)
-        first_player = (player - plies) % 2
-        move_number = 1 + (plies + first_player) // 2
-        side = "wb"[player]
-        return f"{'/'.join(ranks)} {side} - - {int(state.no_capture_plies)} {move_number}"
-
-    def render(self, state: XiangqiState) -> str:
-        """Draws the board as Red sees it (FEN letters, '.' empty) with the ranks 9-0 on the
-        left and the files a-i below, the names `parse_action` reads, then a status line."""
-        board = np.asarray(state.board).reshape(ROWS, FILES)
-        lines = [
-            f"{ROWS - 1 - row} {' '.join(map(_letter, codes))}" for row, codes in enumerate(board)
-        ]
-        return "\n".join([*lines, "  " + " ".join(FILE_LETTERS), self._status(state)])
-
-    def _status(self, state: XiangqiState) -> str:
-        mover, other = ("Red", "Black") if int(state.current_player) == 0 else ("Black", "Red")
-        check = self.in_check(state)
-        if not bool(state.terminated):
-            return f"{mover} to move" + (" (in check)" if check else "")
-        if not bool(jnp.any(self.legal_action_mask(state))):
-            ending = "checkmated" if check else "stalemated"
-            return f"{mover} is {ending}: {other} wins"
-        if self.repetition_limit and int(state.repetitions) >= self.repetition_limit:
-            return f"draw: position repeated {int(state.repetitions)} times"
-        if self.no_capture_limit and int(state.no_capture_plies) >= self.no_capture_limit:
-            return f"draw: {int(state.no_capture_plies)} plies without a capture"
-        return f"draw: move limit of {self.max_episode_length} plies"
-
-    def action_to_string(self, action: int, state: XiangqiState | None = None) -> str:
-        """ICCS name of a move ("h2e2") as Red sees the board. Without `state` the label is
-        named as seen from the mover (which is how Red sees it)."""
-        player = 0 if state is None else int(state.current_player)
-        origin, target = _MOVE_POINTS[player, int(action)]
-        return square_name(int(origin)) + square_name(int(target))
-
-    def parse_action(self, text: str, state: XiangqiState) -> int:
-        """Reads a move in ICCS coordinates as Red sees the board, like "h2e2" or "H2-E2".
-
-        Raises:
-          UserError: `text` is not a move in that form, the move is not legal now, or the
-            game is over.
-        """
-        if bool(state.terminated):
-            raise UserError("the game is over; no more moves can be played")
-        name = text.strip().lower()
-        match = re.fullmatch(r"([a-i][0-9])-?([a-i][0-9])", name)
-        if not match:
-            raise UserError(
-                f"{text.strip()!r} is not a move; type ICCS coordinates as Red sees the board, "
-                "a file a-i and a rank 0-9 for the origin then the destination, like h2e2"
-            )
-        player = int(state.current_player)
-        origin, target = (
-            int(_RANK_FLIP[p]) if player else p for p in map(_parse_square, match.groups())
-        )
-        action = _LABEL_OF.get((origin, target))
-        if action is None or not bool(state.legal_action_mask[action]):
-            legal = np.flatnonzero(np.asarray(state.legal_action_mask))
-            moves = " ".join(sorted(self.action_to_string(a, state) for a in legal))
-            raise UserError(f"move {match[1]}{match[2]} is not legal now; legal moves: {moves}")
-        return action
-
     def __repr__(self) -> str:
         return (
             f"Xiangqi(max_episode_length={self.max_episode_length}, "
             f"no_capture_limit={self.no_capture_limit}, repetition_limit={self.repetition_limit})"
         )
-
-
-def _letter(code: int) -> str:
-    """FEN letter of a piece code (uppercase for Red), '.' for an empty point."""
-    letter = "." + _FEN_LETTERS
-    return letter[code].upper() if code >= 0 else letter[-code]
 
 
 def _piece_points(board: Array) -> Array:
@@ -475,77 +379,3 @@ def _in_check(board: Array) -> Array:
     cells = jnp.append(board, jnp.int8(0))
     general = jnp.argmax(board == GENERAL).astype(jnp.int32)
     return _attacked_after(_watch(cells, general), general, jnp.int32(OFF), jnp.int32(OFF))
-
-
-def _parse_fen(fen: str) -> tuple[np.ndarray, int, int]:
-    """Reads a FEN into (board [90] int8 as `XiangqiState.board`, player, plies without a
-    capture), checking that a game can reach the position."""
-
-    def fail(reason: str):
-        raise UserError(f"bad FEN {fen.strip()!r}: {reason}")
-
-    fields = fen.split()
-    if not 1 <= len(fields) <= 6:
-        fail("expected '<board> <side> - - <plies without capture> <move number>'")
-    ranks = fields[0].split("/")
-    if len(ranks) != ROWS:
-        fail(f"expected 10 ranks separated by '/', got {len(ranks)}")
-    board = np.zeros((ROWS, FILES), np.int8)
-    for row, rank in enumerate(ranks):
-        col = 0
-        for char in rank:
-            if char in "123456789":
-                col += int(char)
-                continue
-            lower = char.lower()
-            code = _FEN_ALIASES.get(lower) or _FEN_LETTERS.find(lower) + 1
-            if not code:
-                fail(f"unknown piece letter {char!r} (use KABNRCP, lowercase for Black)")
-            if col < FILES:
-                board[row, col] = code if char.isupper() else -code
-            col += 1
-        if col != FILES:
-            fail(f"rank {ROWS - 1 - row} ({rank!r}) covers {col} files instead of 9")
-    side = fields[1].lower() if len(fields) > 1 else "w"
-    if side not in ("w", "r", "b"):
-        fail(f"side to move must be 'w' (Red) or 'b' (Black), got {fields[1]!r}")
-    player = int(side == "b")
-    if any(field != "-" for field in fields[2:4]):
-        fail("xiangqi has no castling or en passant: fields 3 and 4 must be '-'")
-    counters = fields[4:]
-    if not all(field.isdigit() for field in counters) or (
-        len(counters) == 2 and counters[1] == "0"
-    ):
-        fail("the plies without capture and the move number must be whole numbers (move >= 1)")
-    board = board.reshape(-1)
-    for side in (0, 1):
-        _check_placement(np.asarray(view(jnp.asarray(board), side)), side, fail)
-    if bool(_in_check(view(jnp.asarray(board), 1 - player))):
-        fail("the side not to move is in check (or the generals face each other)")
-    return board, player, int(counters[0]) if counters else 0
-
-
-def _check_placement(board: np.ndarray, player: int, fail) -> None:
-    """Fails unless the pieces of `player` (positive, on a board seen from that player) are
-    within their counts and on points they can reach."""
-    colour = ("Red", "Black")[player]
-    reachable = {
-        GENERAL: _PALACE,
-        ADVISOR: _ADVISOR_POINTS,
-        ELEPHANT: _ELEPHANT_POINTS,
-        # Soldiers never step back; before the river they only advance on their files.
-        SOLDIER: {(r, c) for r in range(5) for c in range(FILES)}
-        | {(r, c) for r in (5, 6) for c in range(0, FILES, 2)},
-    }
-    for code, most in _MAX_COUNT.items():
-        points = [divmod(int(p), FILES) for p in np.flatnonzero(board == code)]
-        name = _NAMES[code - 1]
-        if code == GENERAL and len(points) != 1:
-            fail(f"{colour} has {len(points)} generals instead of one")
-        if len(points) > most:
-            fail(f"{colour} has {len(points)} {name}s, at most {most} allowed")
-        for row, col in points:
-            if code in reachable and (row, col) not in reachable[code]:
-                point = _point(row, col)
-                square = square_name(_RANK_FLIP[point] if player else point)
-                fail(f"a {colour} {name} cannot stand on {square}")

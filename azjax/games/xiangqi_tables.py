@@ -1,9 +1,11 @@
 """The constant tables of Xiangqi, built once at import; `xiangqi.py` is the game.
 
-Board geometry and piece codes, the 2086 from-to move labels with their rank flips and
-left-right mirror, the per-kind move slot tables and the fixed slot layout of a side's 16
-pieces, the king-safety watch tables, and the Zobrist keys. Points and labels are seen from
-the player to move (see the module docstring of `xiangqi.py`).
+Board geometry, piece codes and the start board, the 2086 from-to move labels with their
+rank flips and left-right mirror, the per-kind move slot tables and the fixed slot layout of
+a side's 16 pieces, the king-safety watch tables, and the Zobrist keys. Points and labels
+are seen from the player to move (see the module docstring of `xiangqi.py`). ICCS square
+names (`square_name`) spell out the diagonal labels; the rest of the text is in
+`azjax.notation.xiangqi`.
 """
 
 import numpy as np
@@ -12,13 +14,9 @@ ROWS, FILES = 10, 9
 POINTS = ROWS * FILES
 OFF = POINTS  # a point off the board: reads as empty, never a destination
 FILE_LETTERS = "abcdefghi"
-START_FEN = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1"
 
 # Piece codes: positive for the side the board is seen from, negative for the other side.
 GENERAL, ADVISOR, ELEPHANT, HORSE, CHARIOT, CANNON, SOLDIER = range(1, 8)
-_FEN_LETTERS = "kabnrcp"  # FEN letter of each code, in code order
-_FEN_ALIASES = {"h": HORSE, "e": ELEPHANT}  # also read (WXF-style letters)
-_NAMES = ("general", "advisor", "elephant", "horse", "chariot", "cannon", "soldier")
 # Per code: pieces a side may have.
 _MAX_COUNT = {GENERAL: 1, ADVISOR: 2, ELEPHANT: 2, HORSE: 2, CHARIOT: 2, CANNON: 2, SOLDIER: 5}
 
@@ -34,6 +32,20 @@ _ADVISOR_POINTS = {(7, 3), (7, 5), (8, 4), (9, 3), (9, 5)}
 _ELEPHANT_POINTS = {(5, 2), (5, 6), (7, 0), (7, 4), (7, 8), (9, 2), (9, 6)}
 _ORTHOGONAL = ((-1, 0), (1, 0), (0, -1), (0, 1))  # (row step, file step): up, down, left, right
 _DIAGONAL = ((-1, -1), (-1, 1), (1, -1), (1, 1))
+
+
+def _start_board() -> np.ndarray:
+    """[90] int8, the start position as `XiangqiState.board` (Red positive, row 0 = rank 9):
+    each side's back rank, two cannons on its third rank and five soldiers on its fourth."""
+    board = np.zeros((ROWS, FILES), np.int8)
+    board[9] = (CHARIOT, HORSE, ELEPHANT, ADVISOR, GENERAL, ADVISOR, ELEPHANT, HORSE, CHARIOT)
+    board[7, [1, 7]] = CANNON
+    board[6, ::2] = SOLDIER
+    board[:5] = -board[:4:-1]  # Black's half: Red's mirrored rank for rank
+    return board.reshape(-1)
+
+
+START_BOARD = _start_board()
 
 
 def _point(row: int, col: int) -> int:

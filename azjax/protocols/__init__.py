@@ -1,1 +1,2 @@
-"""Exchange with other Go software: the GTP engine (`gtp`) and SGF game records (`sgf`)."""
+"""Speaking to people and other software: GTP engine (`gtp`) and SGF records (`sgf`) for Go,
+and a game against an agent in the terminal (`terminal`)."""

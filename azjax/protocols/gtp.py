@@ -4,7 +4,9 @@
 
 speaks GTP on stdin/stdout so that Go GUIs (Sabaki, GoGui, Lizzie) and other engines
 (GNU Go through a referee) can play it. Every command gets a response; illegal or malformed
-commands get a GTP error (`? message`), never a crash.
+commands get a GTP error (`? message`), never a crash: input is read as bytes (what is not
+UTF-8 is replaced), numbers and command ids are ASCII digits, and komi is a finite number of
+at most the number of points either way.
 
 Commands: the GTP 2 core (protocol_version, name, version, known_command, list_commands,
 quit, boardsize, clear_board, komi, play, genmove), undo, showboard, final_score, the time
@@ -14,21 +16,23 @@ list_stones, reg_genmove and printsgf.
 Our games alternate strictly (see `games.base`), while GTP lets a controller play two moves of
 one colour in a row: the engine then inserts a pass for the other colour (refused where that
 pass would be the second in a row and so end the game). The engine's game has the run's
-rules and komi (changed by `komi`) but a move limit of 8 x the number of points instead of
-the self-play limit, so that controllers decide when a game ends.
+rules and komi but a move limit of 8 x the number of points instead of the self-play limit,
+so that controllers decide when a game ends. The `komi` command sets the komi field of the
+positions (`GoState.komi`), so one compiled search serves every komi.
 """
 
+import re
 import sys
 import traceback
 from pathlib import Path
-from typing import NamedTuple, TextIO
+from typing import BinaryIO, TextIO
 
 import jax
 import jax.numpy as jnp
 
-from azjax import __version__, games
-from azjax.agent import Agent, evaluation_search
-from azjax.games import Game, State
+from azjax import __version__, build, games, notation
+from azjax.agent import Agent
+from azjax.games import State
 from azjax.protocols import sgf
 from azjax.types import UserError
 
@@ -55,6 +59,10 @@ COMMANDS = (
     "kgs-time_settings",
 )
 _COLORS = {"b": 0, "black": 0, "w": 1, "white": 1}
+# GTP numbers in ASCII only: command ids, integers (at most 18 digits) and floats (komi).
+_ID = re.compile(r"[0-9]+")
+_INTEGER = re.compile(r"-?[0-9]{1,18}")
+_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 # Games under GTP end when the controller says so (two passes, resignation); the move limit
 # that bounds self-play is raised to this many times the number of points.
 _MAX_MOVES_FACTOR = 8
@@ -62,15 +70,6 @@ _MAX_MOVES_FACTOR = 8
 
 class GtpError(Exception):
     """A command failed; the message is the GTP error response."""
-
-
-class _Rules(NamedTuple):
-    """The game at one komi with its compiled functions (unbatched step and score)."""
-
-    game: Game
-    step: object
-    score: object
-    act: object  # (variables, states [1], key) -> SearchOutput
 
 
 class Engine:
@@ -100,42 +99,44 @@ class Engine:
         self.sgf_dir = None if sgf_dir is None else Path(sgf_dir)
         self.resign_below = resign_below
         self._key = jax.random.PRNGKey(seed)
-        self._rules_by_komi: dict[float, _Rules] = {}
         self._games_saved = 0
         self.finished = False
-        self._set_komi(agent.game.komi)
+        config = agent.config
+        max_moves = _MAX_MOVES_FACTOR * self.size * self.size
+        # Komi is a field of the state (`GoState.komi`), so these compile once for every komi.
+        self.game = games.make(config.game, **{**dict(config.game_kwargs), "max_moves": max_moves})
+        self.komi = self.game.komi
+        self._step = jax.jit(self.game.step)
+        self._score_of = jax.jit(self.game.score)
+        self._act = jax.jit(  # (variables, states [1], key) -> SearchOutput
+            build.make_agent_searcher(
+                config, self.game, agent.network, num_simulations=agent.num_simulations
+            )
+        )
         self._vertices = {
-            self.game.action_to_string(a).lower(): a for a in range(self.game.num_actions)
+            notation.action_to_string(self.game, a).lower(): a for a in range(self.game.num_actions)
         }
         self._clear()
 
     # Game bookkeeping ---------------------------------------------------------------------
 
     @property
-    def game(self) -> Game:
-        return self._rules.game
-
-    @property
     def state(self) -> State:
         return self._states[-1]
 
     def _set_komi(self, komi: float) -> None:
-        if komi not in self._rules_by_komi:
-            config = self.agent.config
-            max_moves = _MAX_MOVES_FACTOR * self.size * self.size
-            game = games.make(
-                config.game, **{**dict(config.game_kwargs), "komi": komi, "max_moves": max_moves}
-            )
-            act = jax.jit(evaluation_search(game, self.agent.network, config))
-            self._rules_by_komi[komi] = _Rules(game, jax.jit(game.step), jax.jit(game.score), act)
-        self._rules = self._rules_by_komi[komi]
+        """Sets the komi of the current game (every position, so undo keeps it) and of the
+        games after it."""
+        self.komi = komi
+        value = jnp.float32(komi)
+        self._states = [state.replace(komi=value) for state in self._states]
 
     def _clear(self) -> None:
-        self._states = [self.game.init(jax.random.PRNGKey(0))]
+        self._states = [self.game.init(jax.random.PRNGKey(0)).replace(komi=jnp.float32(self.komi))]
         self._moves: list[int] = []
 
     def _push(self, action: int) -> None:
-        self._states.append(self._rules.step(self.state, jnp.int32(action)))
+        self._states.append(self._step(self.state, jnp.int32(action)))
         self._moves.append(action)
 
     def _truncate(self, num_moves: int) -> None:
@@ -151,23 +152,36 @@ class Engine:
         self._push(self.size * self.size)
 
     def _score(self) -> float:
-        return float(self._rules.score(self.state))
+        return float(self._score_of(self.state))
 
     def save_game(self) -> Path | None:
-        """Writes the current game to `sgf_dir` (if set and the game has moves)."""
+        """Writes the current game to `sgf_dir` (if set and the game has moves); a failed
+        write is reported on stderr and the engine goes on."""
         if self.sgf_dir is None or not self._moves:
             return None
         self._games_saved += 1
         path = self.sgf_dir / f"gtp-{self._games_saved:04d}.sgf"
-        self.sgf_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.record())
+        try:
+            self.sgf_dir.mkdir(parents=True, exist_ok=True)
+            self._write_record(path)
+        except (GtpError, OSError) as error:
+            print(f"azjax gtp: the game is not saved: {error}", file=sys.stderr)
+            return None
         return path
+
+    def _write_record(self, path: Path) -> None:
+        text = self.record()
+        try:
+            path.write_text(text, encoding="utf-8")
+        except (OSError, ValueError) as error:  # ValueError: a name the file system can't encode
+            reason = getattr(error, "strerror", None) or str(error)
+            raise GtpError(f"cannot write SGF to {path}: {reason}") from None
 
     def record(self) -> str:
         """The current game as SGF (result: the Tromp-Taylor score once it has ended)."""
         over = bool(self.state.terminated)
         result = sgf.result_string(self._score()) if over else None
-        return sgf.game_record(self.game, self._moves, result=result)
+        return sgf.game_record(self.game, self._moves, result=result, komi=self.komi)
 
     # Argument parsing ---------------------------------------------------------------------
 
@@ -185,7 +199,7 @@ class Engine:
         return action
 
     def _name(self, action: int) -> str:
-        return self.game.action_to_string(action).upper().replace("PASS", "pass")
+        return notation.action_to_string(self.game, action).upper().replace("PASS", "pass")
 
     # Commands ------------------------------------------------------------------------------
 
@@ -217,9 +231,7 @@ class Engine:
         return ""
 
     def _cmd_boardsize(self, size):
-        if not size.isdigit():
-            raise GtpError("boardsize not an integer")
-        if int(size) != self.size:
+        if _integer(size, "boardsize not an integer") != self.size:
             raise GtpError("unacceptable size")
         self.save_game()
         self._clear()
@@ -231,10 +243,11 @@ class Engine:
         return ""
 
     def _cmd_komi(self, value):
-        try:
-            komi = float(value)
-        except ValueError:
-            raise GtpError("komi not a float") from None
+        if not _FLOAT.fullmatch(value):  # float() would take "nan", "inf", "1_0" and "٣"
+            raise GtpError("komi not a float")
+        komi, limit = float(value), self.size * self.size
+        if not abs(komi) <= limit:  # also catches "1e999" (inf)
+            raise GtpError(f"komi must be a finite number from -{limit} to {limit}")
         self._set_komi(komi)
         return ""
 
@@ -259,7 +272,7 @@ class Engine:
         self._align(color)
         self._key, key = jax.random.split(self._key)
         batched = jax.tree.map(lambda x: x[None], self.state)
-        output = self._rules.act(self.agent.variables, batched, key)
+        output = self._act(self.agent.variables, batched, key)
         action, value = int(output.action[0]), float(output.value[0])
         resign = self.resign_below is not None and value < self.resign_below
         if resign or not play:
@@ -281,7 +294,7 @@ class Engine:
         return ""
 
     def _cmd_showboard(self):
-        return "\n" + self.game.render(self.state)
+        return "\n" + notation.render(self.game, self.state)
 
     def _cmd_final_score(self):
         return sgf.result_string(self._score())
@@ -295,7 +308,7 @@ class Engine:
         if len(path) > 1:
             raise GtpError("syntax error")
         if path:
-            Path(path[0]).write_text(self.record())
+            self._write_record(Path(path[0]))
             return ""
         return self.record().strip()
 
@@ -326,10 +339,16 @@ def _syntax_error():
     raise GtpError("syntax error")
 
 
+def _integer(text: str, message: str = "syntax error") -> int:
+    """A GTP integer in ASCII digits (str.isdigit would take "²" and "١"), else GtpError."""
+    if not _INTEGER.fullmatch(text):
+        raise GtpError(message)
+    return int(text)
+
+
 def _integers(*values: str) -> None:
     for value in values:
-        if not value.lstrip("-").isdigit():
-            raise GtpError("syntax error")
+        _integer(value)
 
 
 def _clean(line: str) -> str:
@@ -345,7 +364,7 @@ def respond(engine: Engine, line: str) -> str | None:
     if not words:
         return None
     command_id = ""
-    if words[0].isdigit():
+    if _ID.fullmatch(words[0]):
         command_id, words = words[0], words[1:]
         if not words:
             return f"?{command_id} syntax error\n\n"
@@ -361,15 +380,33 @@ def respond(engine: Engine, line: str) -> str | None:
     return f"{status}{command_id}{separator}{text}\n\n"
 
 
-def serve(engine: Engine, stdin: TextIO, stdout: TextIO) -> int:
-    """Answers commands from `stdin` until `quit` or the end of input; returns 0."""
-    for line in stdin:
+def serve(engine: Engine, stdin: BinaryIO | TextIO, stdout: TextIO) -> int:
+    """Answers commands from `stdin` until `quit` or the end of input; returns 0.
+
+    Lines are read as bytes (from `stdin.buffer` where there is one) and decoded as UTF-8
+    with undecodable bytes replaced, so that no input stops the engine.
+    """
+    for line in getattr(stdin, "buffer", stdin):
+        if isinstance(line, bytes):
+            line = line.decode("utf-8", errors="replace")
         response = respond(engine, line)
         if response is not None:
-            stdout.write(response)
-            stdout.flush()
+            _write(stdout, response)
         if engine.finished:
             break
     else:
         engine.save_game()
     return 0
+
+
+def _write(stdout: TextIO, text: str) -> None:
+    """Writes a response as UTF-8 (to `stdout.buffer` where there is one, so that a stdout
+    with a narrower encoding cannot fail on a response that echoes the input)."""
+    binary = getattr(stdout, "buffer", None)
+    if binary is None:
+        stdout.write(text)
+        stdout.flush()
+        return
+    stdout.flush()
+    binary.write(text.encode("utf-8", errors="replace"))
+    binary.flush()

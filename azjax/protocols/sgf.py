@@ -57,6 +57,7 @@ def game_record(
     black: str = "azjax",
     white: str = "azjax",
     comment: str | None = None,
+    komi: float | None = None,
 ) -> str:
     """Writes one Go game as an SGF string.
 
@@ -66,6 +67,7 @@ def game_record(
       result: the RE value ("B+3.5", "W+R", "0"); omitted when None.
       black, white: the players' names (PB, PW).
       comment: a game comment (GC).
+      komi: the komi played (KM) where it differs from the game's (`GoState.komi`).
     """
     check_go(game)
     header = {
@@ -74,7 +76,7 @@ def game_record(
         "CA": "UTF-8",
         "AP": f"azjax:{__version__}",
         "SZ": str(game.size),
-        "KM": f"{game.komi:g}",
+        "KM": f"{game.komi if komi is None else komi:g}",
         "RU": "Tromp-Taylor" if game.superko else "Tromp-Taylor, simple ko",
         "PB": black,
         "PW": white,

@@ -7,20 +7,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from azjax import notation
+
 
 def play(game, moves):
-    """Plays human move names (as `game.parse_action` reads them) from the start position,
+    """Plays human move names (as `notation.parse_action` reads them) from the start position,
     checking that each move is accepted while the game runs. Returns the final state."""
     state = game.init(jax.random.key(0))
     step = _jitted_step(game)
     for move in moves:
         assert not bool(state.terminated)
-        state = step(state, game.parse_action(move, state))
+        state = step(state, notation.parse_action(game, move, state))
     return state
 
 
 def board(text: str) -> str:
-    """An ASCII board written indented in a test, as `game.render` draws it."""
+    """An ASCII board written indented in a test, as `notation.render` draws it."""
     return textwrap.dedent(text).strip()
 
 
@@ -28,7 +30,7 @@ def check_finished_game(game, moves, expected: str) -> None:
     """Plays `moves` and checks the final board, the result named on its status line
     ("X wins", "O wins" or "game over" for a draw), and that the last move ended it."""
     state = play(game, moves)
-    assert game.render(state) == board(expected)
+    assert notation.render(game, state) == board(expected)
     assert bool(state.terminated)
     assert int(state.step_count) == len(moves)
     assert not state.legal_action_mask.any()

@@ -15,6 +15,7 @@ from pgx_reference import assert_matches_pgx
 from positions import check_finished_game, play
 
 import azjax.games
+from azjax import notation
 from azjax.types import UserError
 
 pgx = pytest.importorskip("pgx")
@@ -122,7 +123,7 @@ def test_finished_games(game, name):
 def test_three_in_a_row_does_not_win(game):
     state = play(game, "112233")
     assert not bool(state.terminated)
-    assert game.render(state).splitlines()[-1] == "X to move"
+    assert notation.render(game, state).splitlines()[-1] == "X to move"
 
 
 def test_observation_is_from_the_movers_view(game):
@@ -142,7 +143,7 @@ def test_full_column_is_illegal(game):
     state = play(game, "111111")
     np.testing.assert_array_equal(state.legal_action_mask, [False] + [True] * 6)
     with pytest.raises(UserError, match="not legal"):
-        game.parse_action("1", state)
+        notation.parse_action(game, "1", state)
 
 
 def test_mirror_symmetry(game):
@@ -159,11 +160,12 @@ def test_mirror_symmetry(game):
 
 def test_parse_action(game):
     state = game.init(jax.random.key(0))
-    assert [game.parse_action(str(column), state) for column in range(1, 8)] == list(range(7))
-    assert game.parse_action(" 4 ", state) == 3
-    assert [game.action_to_string(action) for action in range(7)] == list("1234567")
+    columns = [notation.parse_action(game, str(column), state) for column in range(1, 8)]
+    assert columns == list(range(7))
+    assert notation.parse_action(game, " 4 ", state) == 3
+    assert [notation.action_to_string(game, action) for action in range(7)] == list("1234567")
     for text in ("0", "8", "x", "", "4 5"):
         with pytest.raises(UserError, match="not a move"):
-            game.parse_action(text, state)
+            notation.parse_action(game, text, state)
     with pytest.raises(UserError, match="over"):
-        game.parse_action("5", play(game, "1122334"))
+        notation.parse_action(game, "5", play(game, "1122334"))

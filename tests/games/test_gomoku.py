@@ -26,6 +26,7 @@ from openspiel_reference import assert_matches_openspiel, play_random_games
 from positions import board, check_finished_game, play
 
 import azjax.games
+from azjax import notation
 from azjax.games.gomoku import Gomoku
 from azjax.types import UserError
 
@@ -284,7 +285,7 @@ def test_lines_do_not_wrap_around_the_edge(rectangle, moves):
     edge are no line: worked out by hand on 7 x 6, point = (6 - row) * 7 + column."""
     state = play(rectangle, moves.split())
     assert not bool(state.terminated)
-    assert rectangle.render(state).splitlines()[-1] == "O to move"
+    assert notation.render(rectangle, state).splitlines()[-1] == "O to move"
 
 
 # (rule, moves, the final board as `render` draws it), on 9 x 9 with k = 5. O's stones
@@ -406,7 +407,7 @@ def test_overlines(name):
     game = azjax.games.make("gomoku_9x9", rule=rule)
     if board(expected).endswith("to move"):
         state = play(game, moves.split())
-        assert game.render(state) == board(expected)
+        assert notation.render(game, state) == board(expected)
         assert not bool(state.terminated)
         np.testing.assert_array_equal(state.rewards, [0.0, 0.0])
     else:
@@ -500,7 +501,7 @@ def test_render_15x15():
         O to move
         """
     state = play(game, ["h8", "a15", "o1"])
-    assert game.render(state) == board(expected)
+    assert notation.render(game, state) == board(expected)
 
 
 def test_observation_planes():
@@ -566,9 +567,9 @@ def test_symmetries(name, options, moves, images, index):
     np.testing.assert_array_equal(got_obs, game.observe(transformed))
     np.testing.assert_array_equal(got_mask, transformed.legal_action_mask)
     start = game.init(jax.random.key(0))
-    policy = jax.nn.one_hot(game.parse_action(moves.split()[-1], start), game.num_actions)
+    policy = jax.nn.one_hot(notation.parse_action(game, moves.split()[-1], start), game.num_actions)
     _, got_policy = game.apply_symmetry(obs, policy, index)
-    assert game.action_to_string(int(jnp.argmax(got_policy))) == image[-1]
+    assert notation.action_to_string(game, int(jnp.argmax(got_policy))) == image[-1]
 
 
 def test_presets():
@@ -611,24 +612,25 @@ def test_a_long_line_fits_one_way_only():
     """k = 6 fits on 7 x 5 along the rows only; the game is still playable."""
     game = Gomoku(width=7, height=5, k=6)
     state = play(game, "a1 a2 b1 b2 c1 c2 d1 d2 e1 e2 f1".split())
-    assert game.render(state).splitlines()[-1] == "X wins"
+    assert notation.render(game, state).splitlines()[-1] == "X wins"
 
 
 def test_parse_action():
     """Names: column letter, then row number from the bottom (as `render` labels them)."""
     game = azjax.games.make("gomoku_15x15")
     state = play(game, ["h8"])
-    assert game.parse_action("a15", state) == 0
-    assert game.parse_action(" O1 ", state) == 224
-    assert game.parse_action("H9", state) == 6 * 15 + 7
-    names = [game.action_to_string(action) for action in range(225)]
+    assert notation.parse_action(game, "a15", state) == 0
+    assert notation.parse_action(game, " O1 ", state) == 224
+    assert notation.parse_action(game, "H9", state) == 6 * 15 + 7
+    names = [notation.action_to_string(game, action) for action in range(225)]
     assert names[:3] == ["a15", "b15", "c15"] and names[112] == "h8" and names[-1] == "o1"
-    assert [game.parse_action(n, game.init(jax.random.key(0))) for n in names] == list(range(225))
+    start = game.init(jax.random.key(0))
+    assert [notation.parse_action(game, n, start) for n in names] == list(range(225))
     with pytest.raises(UserError, match="not legal"):
-        game.parse_action("h8", state)
+        notation.parse_action(game, "h8", state)
     for text in ("p1", "a0", "a16", "8h", "h", "", "h 8", "11"):
         with pytest.raises(UserError, match="not a move"):
-            game.parse_action(text, state)
+            notation.parse_action(game, text, state)
     finished = play(game, "a1 a2 b1 b2 c1 c2 d1 d2 e1".split())
     with pytest.raises(UserError, match="over"):
-        game.parse_action("h8", finished)
+        notation.parse_action(game, "h8", finished)

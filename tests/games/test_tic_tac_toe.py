@@ -15,6 +15,7 @@ from pgx_reference import assert_matches_pgx
 from positions import board, check_finished_game, play
 
 import azjax.games
+from azjax import notation
 from azjax.types import UserError
 
 pgx = pytest.importorskip("pgx")
@@ -102,7 +103,7 @@ def test_render_start(game):
         . . .    7 8 9
         X to move
         """
-    assert game.render(game.init(jax.random.key(0))) == board(expected)
+    assert notation.render(game, game.init(jax.random.key(0))) == board(expected)
 
 
 def test_observation_is_from_the_movers_view(game):
@@ -144,16 +145,16 @@ def test_symmetries(game, index):
     np.testing.assert_array_equal(got_mask, transformed.legal_action_mask)
     policy = jax.nn.one_hot(2, 9)  # All weight on cell 3.
     _, got_policy = game.apply_symmetry(obs, policy, index)
-    assert game.action_to_string(int(jnp.argmax(got_policy))) == image["3"]
+    assert notation.action_to_string(game, int(jnp.argmax(got_policy))) == image["3"]
 
 
 def test_parse_action(game):
     state = play(game, "5")
-    assert game.parse_action("1", state) == 0
-    assert game.parse_action(" 9 ", state) == 8
-    assert [game.action_to_string(action) for action in range(9)] == list("123456789")
+    assert notation.parse_action(game, "1", state) == 0
+    assert notation.parse_action(game, " 9 ", state) == 8
+    assert [notation.action_to_string(game, action) for action in range(9)] == list("123456789")
     with pytest.raises(UserError, match="not legal"):
-        game.parse_action("5", state)
+        notation.parse_action(game, "5", state)
     for text in ("0", "10", "a1", ""):
         with pytest.raises(UserError, match="not a move"):
-            game.parse_action(text, state)
+            notation.parse_action(game, text, state)

@@ -28,8 +28,10 @@ from positions import board
 from xiangqi_reference import assert_matches_openspiel, perft
 
 import azjax.games
+from azjax import notation
 from azjax.games import xiangqi
-from azjax.games.xiangqi import START_FEN, Xiangqi
+from azjax.games.xiangqi import Xiangqi
+from azjax.notation.xiangqi import START_FEN, from_fen, square_name, to_fen
 from azjax.types import UserError
 
 pyspiel = pytest.importorskip("pyspiel")
@@ -134,20 +136,22 @@ def batched_step(game):
 
 
 def legal_moves(game, state) -> list[str]:
-    return sorted(game.action_to_string(a, state) for a in np.flatnonzero(state.legal_action_mask))
+    return sorted(
+        notation.action_to_string(game, a, state) for a in np.flatnonzero(state.legal_action_mask)
+    )
 
 
 def play(game, step, fen, moves):
     """Plays ICCS moves from a FEN, checking each is legal while the game runs."""
-    state = game.from_fen(fen)
+    state = from_fen(game, fen)
     for move in moves:
         assert not bool(state.terminated)
-        state = step(state, game.parse_action(move, state))
+        state = step(state, notation.parse_action(game, move, state))
     return state
 
 
 def test_labels():
-    labels = [xiangqi.square_name(a) + xiangqi.square_name(b) for a, b in xiangqi.LABELS]
+    labels = [square_name(a) + square_name(b) for a, b in xiangqi.LABELS]
     assert len(labels) == len(set(labels)) == xiangqi.NUM_ACTIONS == 2086
     # cchess-zero's order: origin a0 first (its rank, its file, the horse jumps c1 and b2),
     # ..., then the advisor diagonals from index 2038, the elephant steps from 2054.
@@ -191,7 +195,7 @@ def test_labels():
 
 def test_start_position(game):
     state = game.init(jax.random.key(0))
-    assert game.render(state) == board(
+    assert notation.render(game, state) == board(
         """
         9 r n b a k a b n r
         8 . . . . . . . . .
@@ -207,14 +211,24 @@ def test_start_position(game):
         Red to move
         """
     )
-    assert game.to_fen(state) == START_FEN
+    assert to_fen(game, state) == START_FEN
     assert len(legal_moves(game, state)) == 44
     assert game.observation_shape == (10, 9, 16) and game.max_episode_length == 400
 
 
+def test_setup_takes_a_board_and_runs_under_jit(game):
+    """The kernel takes a board array (`setup`); `from_fen` parses a FEN into one."""
+    state = from_fen(game, "4k4/9/9/9/9/9/9/9/4A4/3K5 b - - 7 30")
+    again = jax.jit(game.setup)(state.board, state.current_player, state.no_capture_plies)
+    jax.tree.map(np.testing.assert_array_equal, state, again)
+    jax.tree.map(
+        np.testing.assert_array_equal, game.init(jax.random.key(0)), from_fen(game, START_FEN)
+    )
+
+
 @pytest.mark.parametrize("fen", list(PERFT))
 def test_perft(game, batched_step, fen):
-    assert perft(game.from_fen(fen), 4, batched_step) == PERFT[fen]
+    assert perft(from_fen(game, fen), 4, batched_step) == PERFT[fen]
 
 
 @pytest.mark.deep
@@ -240,7 +254,7 @@ def test_random_play_with_draw_rules_matches_openspiel_until_a_draw(game):
 @pytest.mark.parametrize("name", list(HAND_MADE))
 def test_hand_made_positions(game, name):
     fen, moves = HAND_MADE[name]
-    assert legal_moves(game, game.from_fen(fen)) == sorted(moves.split())
+    assert legal_moves(game, from_fen(game, fen)) == sorted(moves.split())
 
 
 def test_checkmate(game, step):
@@ -249,9 +263,9 @@ def test_checkmate(game, step):
     fen = "4k4/R8/9/9/9/9/9/9/1R7/3K5 w"
     state = play(game, step, fen, ["b1b9"])
     assert bool(state.terminated) and state.rewards.tolist() == [1.0, -1.0]
-    assert game.render(state).splitlines()[-1] == "Black is checkmated: Red wins"
+    assert notation.render(game, state).splitlines()[-1] == "Black is checkmated: Red wins"
     assert not state.legal_action_mask.any()
-    assert not bool(game.from_fen(fen).terminated)
+    assert not bool(from_fen(game, fen).terminated)
 
 
 def test_stalemate_loses(game, step):
@@ -260,16 +274,16 @@ def test_stalemate_loses(game, step):
     state = play(game, step, "3k5/9/R8/9/9/9/9/9/4R4/5K3 w", ["a7a8"])
     assert bool(state.terminated) and state.rewards.tolist() == [1.0, -1.0]
     assert not game.in_check(state)
-    assert game.render(state).splitlines()[-1] == "Black is stalemated: Red wins"
+    assert notation.render(game, state).splitlines()[-1] == "Black is stalemated: Red wins"
     # A stalemated position given as FEN is over before any move.
-    stalemated = game.from_fen(game.to_fen(state))
+    stalemated = from_fen(game, to_fen(game, state))
     assert bool(stalemated.terminated) and not stalemated.legal_action_mask.any()
 
 
 def test_check_is_shown(game):
-    state = game.from_fen(HAND_MADE["black in check"][0])
+    state = from_fen(game, HAND_MADE["black in check"][0])
     assert game.in_check(state)
-    assert game.render(state).splitlines()[-1] == "Black to move (in check)"
+    assert notation.render(game, state).splitlines()[-1] == "Black to move (in check)"
 
 
 def test_threefold_repetition_is_a_draw(game, step):
@@ -279,7 +293,7 @@ def test_threefold_repetition_is_a_draw(game, step):
     assert game.observe(state)[..., 15].min() == 0.5  # earlier occurrences / (3 - 1)
     state = play(game, step, START_FEN, shuffle * 2)  # and a third time: a draw
     assert bool(state.terminated) and state.rewards.tolist() == [0.0, 0.0]
-    assert game.render(state).splitlines()[-1] == "draw: position repeated 3 times"
+    assert notation.render(game, state).splitlines()[-1] == "draw: position repeated 3 times"
     no_rule = Xiangqi(repetition_limit=None)
     assert not bool(play(no_rule, jax.jit(no_rule.step), START_FEN, shuffle * 3).terminated)
 
@@ -304,45 +318,45 @@ def test_no_capture_limit_is_a_draw(game, step):
     assert np.allclose(game.observe(state)[..., 14], 119 / 120)
     state = play(game, step, fen, ["e1d2", "e9e8"])
     assert bool(state.terminated) and state.rewards.tolist() == [0.0, 0.0]
-    assert game.render(state).splitlines()[-1] == "draw: 120 plies without a capture"
+    assert notation.render(game, state).splitlines()[-1] == "draw: 120 plies without a capture"
     # A capture starts the count again.
     state = play(game, step, "4k4/9/9/9/9/9/9/5p3/4A4/3K5 w - - 100 60", ["e1f2"])
     assert int(state.no_capture_plies) == 0
     with pytest.raises(UserError, match="no-capture limit"):
-        game.from_fen("4k4/9/9/9/9/9/9/9/4A4/3K5 w - - 120 60")
+        from_fen(game, "4k4/9/9/9/9/9/9/9/4A4/3K5 w - - 120 60")
 
 
 def test_move_limit_is_a_draw():
     game = Xiangqi(max_episode_length=2)
     state = play(game, jax.jit(game.step), START_FEN, ["h2e2", "h7e7"])
     assert bool(state.terminated) and state.rewards.tolist() == [0.0, 0.0]
-    assert game.render(state).splitlines()[-1] == "draw: move limit of 2 plies"
+    assert notation.render(game, state).splitlines()[-1] == "draw: move limit of 2 plies"
 
 
 @pytest.mark.parametrize("fen", [*PERFT, *(fen for fen, _ in HAND_MADE.values())])
 def test_fen_round_trip(game, fen):
     fields = fen.split()
     full = " ".join(fields[:2] + ["-", "-", "0", "1"]) if len(fields) == 2 else fen
-    assert game.to_fen(game.from_fen(fen)) == full
+    assert to_fen(game, from_fen(game, fen)) == full
 
 
 def test_fen_notation(game, step):
     # The Chess Programming Wiki writes the start with H (horse) and E (elephant).
     wiki = "rheakaehr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RHEAKAEHR w - - 0 1"
-    assert game.to_fen(game.from_fen(wiki)) == START_FEN
+    assert to_fen(game, from_fen(game, wiki)) == START_FEN
     board_only = START_FEN.split()[0]
-    assert game.to_fen(game.from_fen(board_only)) == START_FEN
+    assert to_fen(game, from_fen(game, board_only)) == START_FEN
     # Counters: plies without a capture (from the FEN), moves numbered from 1 at its
     # position.
     state = play(game, step, START_FEN, ["h2e2"])
     assert (
-        game.to_fen(state)
+        to_fen(game, state)
         == "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1"
     )
     state = play(game, step, START_FEN, ["h2e2", "h7e7"])
-    assert game.to_fen(state).endswith(" w - - 2 2")
+    assert to_fen(game, state).endswith(" w - - 2 2")
     black = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1"
-    assert game.to_fen(play(game, step, black, ["h7e7"])).endswith(" w - - 2 2")
+    assert to_fen(game, play(game, step, black, ["h7e7"])).endswith(" w - - 2 2")
 
 
 @pytest.mark.parametrize(
@@ -368,10 +382,10 @@ def test_fen_notation(game, step):
 )
 def test_bad_fen(game, fen, message):
     if message is None:
-        game.from_fen(fen)
+        from_fen(game, fen)
         return
     with pytest.raises(UserError, match=re.escape(message)) as error:
-        game.from_fen(fen)
+        from_fen(game, fen)
     assert "\n" not in str(error.value) and str(error.value).startswith("bad FEN")
 
 
@@ -382,33 +396,41 @@ def test_iccs_round_trip(game, step):
         if bool(state.terminated):
             break
         for action in np.flatnonzero(state.legal_action_mask):
-            name = game.action_to_string(action, state)
-            assert game.parse_action(name, state) == action
-            assert game.parse_action(f" {name[:2].upper()}-{name[2:].upper()} ", state) == action
+            name = notation.action_to_string(game, action, state)
+            assert notation.parse_action(game, name, state) == action
+            assert (
+                notation.parse_action(game, f" {name[:2].upper()}-{name[2:].upper()} ", state)
+                == action
+            )
         key, choice = jax.random.split(key)
         state = step(state, jax.random.choice(choice, np.flatnonzero(state.legal_action_mask)))
     state = game.init(jax.random.key(0))
     for text, message in [("h2e", "not a move"), ("z2e2", "not a move"), ("h2h8", "not legal")]:
         with pytest.raises(UserError, match=message) as error:
-            game.parse_action(text, state)
+            notation.parse_action(game, text, state)
         assert "\n" not in str(error.value)
     with pytest.raises(UserError, match="game is over"):
-        game.parse_action("a0a1", play(game, step, "4k4/R8/9/9/9/9/9/9/1R7/3K5 w", ["b1b9"]))
+        notation.parse_action(
+            game, "a0a1", play(game, step, "4k4/R8/9/9/9/9/9/9/1R7/3K5 w", ["b1b9"])
+        )
 
 
 def test_black_sees_the_board_with_the_ranks_mirrored(game, step):
     red = game.init(jax.random.key(0))
     black = play(game, step, START_FEN, ["h2e2"])
     # Black's h7e7 is the label of Red's h2e2: the ranks are mirrored, the files kept.
-    h2e2 = game.parse_action("h2e2", red)
-    assert game.parse_action("h7e7", black) == h2e2
-    assert game.action_to_string(h2e2, black) == "h7e7" and game.action_to_string(h2e2) == "h2e2"
+    h2e2 = notation.parse_action(game, "h2e2", red)
+    assert notation.parse_action(game, "h7e7", black) == h2e2
+    assert (
+        notation.action_to_string(game, h2e2, black) == "h7e7"
+        and notation.action_to_string(game, h2e2) == "h2e2"
+    )
     # A position and its colour-mirrored twin (ranks reversed, colours swapped, the other
     # side to move) look the same to the mover and have the same legal labels.
     for fen in [*PERFT, *(fen for fen, _ in HAND_MADE.values())]:
         ranks, side = fen.split()[0].split("/"), fen.split()[1]
         twin = "/".join(rank.swapcase() for rank in ranks[::-1]) + (" b" if side == "w" else " w")
-        state, mirrored = game.from_fen(fen), game.from_fen(twin)
+        state, mirrored = from_fen(game, fen), from_fen(game, twin)
         np.testing.assert_array_equal(game.observe(state), game.observe(mirrored))
         np.testing.assert_array_equal(state.legal_action_mask, mirrored.legal_action_mask)
     # Planes 0-6 are the mover's pieces: Black's after Red's first move.
@@ -419,8 +441,8 @@ def test_black_sees_the_board_with_the_ranks_mirrored(game, step):
 def test_left_right_mirror(game):
     for fen in [*PERFT, *(fen for fen, _ in HAND_MADE.values())]:
         ranks, side = fen.split()[0].split("/"), fen.split()[1]
-        mirrored = game.from_fen("/".join(rank[::-1] for rank in ranks) + " " + side)
-        state = game.from_fen(fen)
+        mirrored = from_fen(game, "/".join(rank[::-1] for rank in ranks) + " " + side)
+        state = from_fen(game, fen)
         obs, mask = game.apply_symmetry(game.observe(state), state.legal_action_mask, 1)
         np.testing.assert_array_equal(obs, game.observe(mirrored))
         np.testing.assert_array_equal(mask, mirrored.legal_action_mask)

@@ -12,6 +12,7 @@ import numpy as np
 from openspiel_reference import play_random_games
 
 from azjax.games import xiangqi
+from azjax.notation.xiangqi import to_fen
 
 PERFT_CHUNK = 8192  # (state, action) pairs stepped per call while expanding a perft level
 
@@ -97,7 +98,7 @@ def assert_matches_openspiel(game, spiel_game, num_games: int, *, seed: int = 0)
 
 
 def _where(game, states, ply, index):
-    return f"game {index} ply {ply}: {game.to_fen(jax.tree.map(lambda x: x[ply, index], states))}"
+    return f"game {index} ply {ply}: {to_fen(game, jax.tree.map(lambda x: x[ply, index], states))}"
 
 
 def _ending(game, states, ply, index) -> str:
