@@ -101,3 +101,16 @@ def untrained_run(workdir, config):
 def go_run(tmp_path_factory):
     """An untrained tiny go_9x9 run (search with 4 simulations)."""
     return untrained_run(tmp_path_factory.mktemp("go_run"), tiny_config("go_9x9"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Where AZJAX_REQUIRE_EXTERNAL=1 (CI), a skipped test fails: whatever it needs (a
+    program, a library such as pgx or OpenSpiel, root for a tmpfs) must be there."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and os.environ.get("AZJAX_REQUIRE_EXTERNAL") == "1":
+        if not hasattr(report, "wasxfail"):
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+            report.outcome = "failed"
+            report.longrepr = f"skipped where AZJAX_REQUIRE_EXTERNAL=1 requires it: {reason}"
