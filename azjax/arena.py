@@ -130,7 +130,8 @@ class Summary(NamedTuple):
             return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
 
         return (
-            f"{self.wins} wins, {self.draws} draws, {self.losses} losses in {self.games} games; "
+            f"{self.wins:,} wins, {self.draws:,} draws, {self.losses:,} losses "
+            f"in {self.games:,} games; "
             f"score {self.score:.3f} (95% CI {self.score_low:.3f}-{self.score_high:.3f}), "
             f"Elo {elo(self.elo)} ({elo(self.elo_low)} to {elo(self.elo_high)})"
         )

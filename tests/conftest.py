@@ -5,6 +5,7 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +37,28 @@ def tiny_config(game: str = "tic_tac_toe"):
     config.eval.num_simulations = 4
     config.eval.opponents = ("random",)
     return config
+
+
+def tiny_experiment(folder, *, num_iterations: int, checkpoint_every: int):
+    """An experiment file in `folder` whose get_config() is `tiny_config()` with these train
+    keys, for running `azjax train --config FILE` in a child process."""
+    import textwrap  # noqa: PLC0415
+
+    experiment = Path(folder) / "tiny.py"
+    experiment.write_text(
+        textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {os.path.join(REPO, "tests")!r})
+        from conftest import tiny_config
+
+        def get_config():
+            config = tiny_config()
+            config.train.num_iterations = {num_iterations}
+            config.train.checkpoint_every = {checkpoint_every}
+            return config
+        """)
+    )
+    return experiment
 
 
 @pytest.fixture

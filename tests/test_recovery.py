@@ -19,7 +19,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from conftest import PYTHON, REPO, subprocess_env, tiny_config
+from conftest import PYTHON, subprocess_env, tiny_config, tiny_experiment
 
 from azjax import agent as agent_lib
 from azjax import cli
@@ -231,21 +231,7 @@ def experiment_config(num_iterations: int, checkpoint_every: int):
 
 
 def write_experiment(folder: Path, *, num_iterations: int, checkpoint_every: int = 2) -> Path:
-    experiment = folder / "tiny.py"
-    experiment.write_text(
-        textwrap.dedent(f"""
-        import sys
-        sys.path.insert(0, {str(REPO + "/tests")!r})
-        from conftest import tiny_config
-
-        def get_config():
-            config = tiny_config()
-            config.train.num_iterations = {num_iterations}
-            config.train.checkpoint_every = {checkpoint_every}
-            return config
-    """)
-    )
-    return experiment
+    return tiny_experiment(folder, num_iterations=num_iterations, checkpoint_every=checkpoint_every)
 
 
 # A child process that trains and sends itself signals from inside a checkpoint save.

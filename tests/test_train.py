@@ -3,12 +3,11 @@
 import json
 import signal
 import subprocess
-import textwrap
 
 import jax
 import numpy as np
 import pytest
-from conftest import PYTHON, REPO, subprocess_env, tiny_config
+from conftest import PYTHON, subprocess_env, tiny_config, tiny_experiment
 
 from azjax import agent as agent_lib
 from azjax import train as train_lib
@@ -69,20 +68,7 @@ def test_stopped_and_resumed_run_equals_straight_run(straight_run, tmp_path):
 
 
 def test_ctrl_c_saves_and_the_same_command_resumes(tmp_path):
-    experiment = tmp_path / "tiny.py"
-    experiment.write_text(
-        textwrap.dedent(f"""
-        import sys
-        sys.path.insert(0, {str(REPO + "/tests")!r})
-        from conftest import tiny_config
-
-        def get_config():
-            config = tiny_config()
-            config.train.num_iterations = 100000
-            config.train.checkpoint_every = 100000
-            return config
-    """)
-    )
+    experiment = tiny_experiment(tmp_path, num_iterations=100000, checkpoint_every=100000)
     workdir = tmp_path / "run"
     command = [
         PYTHON,
