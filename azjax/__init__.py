@@ -58,7 +58,12 @@ __all__ = ["__version__", *_EXPORTS]
 
 def __getattr__(name: str):
     if name not in _EXPORTS:
-        raise AttributeError(f"module 'azjax' has no attribute {name!r}")
+        try:  # a module: `azjax.train.train(...)` works after a plain `import azjax`
+            return importlib.import_module(f"azjax.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"azjax.{name}":
+                raise  # the module exists but needs something missing
+            raise AttributeError(f"module 'azjax' has no attribute {name!r}") from None
     module_name, attribute = _EXPORTS[name]
     module = importlib.import_module(module_name)
     value = module if attribute is None else getattr(module, attribute)
