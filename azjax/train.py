@@ -308,12 +308,14 @@ def _loop(config, workdir, run, hyper, evaluate, state, checkpointer, log, quiet
             writer.write(record)
             session_iterations += 1
             if not quiet:
-                # Time per iteration in this session (compiling included) times those left.
+                # Time per iteration in this session (compiling included) times those left,
+                # or the time to `train.max_minutes` if that comes first.
                 remaining = config.train.num_iterations - iteration
+                eta = remaining * (elapsed - resumed_elapsed) / session_iterations
                 print_progress(
                     record,
                     num_iterations=config.train.num_iterations,
-                    eta=remaining * (elapsed - resumed_elapsed) / session_iterations,
+                    eta=min(eta, deadline - elapsed),
                 )
             if iteration % config.train.checkpoint_every == 0:
                 save(state.replace(elapsed=put_elapsed(clock())))
