@@ -61,6 +61,14 @@ def tiny_experiment(folder, *, num_iterations: int, checkpoint_every: int):
     return experiment
 
 
+def assert_same_variables(a, b) -> None:
+    """Two network `Variables` are bit-identical (a resumed run equals a straight one)."""
+    import jax  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+
+    jax.tree.map(lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)), a, b)
+
+
 @pytest.fixture
 def tiny():
     return tiny_config()

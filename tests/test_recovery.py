@@ -16,10 +16,14 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-import jax
-import numpy as np
 import pytest
-from conftest import PYTHON, subprocess_env, tiny_config, tiny_experiment
+from conftest import (
+    PYTHON,
+    assert_same_variables,
+    subprocess_env,
+    tiny_config,
+    tiny_experiment,
+)
 
 from azjax import agent as agent_lib
 from azjax import cli
@@ -295,11 +299,7 @@ def test_second_signal_stops_at_once_and_the_run_resumes(tmp_path):
     assert iterations(workdir) == [1, 2, 3, 4]
     straight = train_lib.train(experiment_config(4, 1), tmp_path / "straight", quiet=True)
     resumed = agent_lib.load_agent(workdir)
-    jax.tree.map(
-        lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)),
-        straight.train_state.variables,
-        resumed.variables,
-    )
+    assert_same_variables(straight.train_state.variables, resumed.variables)
 
 
 def test_ctrl_c_during_imports_exits_cleanly(tmp_path):

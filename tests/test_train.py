@@ -7,7 +7,13 @@ import subprocess
 import jax
 import numpy as np
 import pytest
-from conftest import PYTHON, subprocess_env, tiny_config, tiny_experiment
+from conftest import (
+    PYTHON,
+    assert_same_variables,
+    subprocess_env,
+    tiny_config,
+    tiny_experiment,
+)
 
 from azjax import agent as agent_lib
 from azjax import train as train_lib
@@ -110,11 +116,7 @@ def test_ctrl_c_saves_and_the_same_command_resumes(tmp_path):
     config.train.checkpoint_every = 100000
     straight = train_lib.train(config, tmp_path / "straight", quiet=True)
     resumed = agent_lib.load_agent(workdir)
-    jax.tree.map(
-        lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)),
-        straight.train_state.variables,
-        resumed.variables,
-    )
+    assert_same_variables(straight.train_state.variables, resumed.variables)
 
 
 def test_load_agent_gives_moves_policies_and_values(straight_run):
