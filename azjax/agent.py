@@ -104,8 +104,14 @@ def load_agent(
     if not (Path(workdir) / "checkpoints").is_dir():
         raise UserError(f"no checkpoint in {workdir}/checkpoints")
     checkpointer = checkpoint.Checkpointer(workdir)
+
+    def example(saved: dict | None):  # the network as the checkpoint was written
+        config = (
+            run_config if saved is None else from_dict(saved, source=f"a checkpoint of {workdir}")
+        )
+        return _variables_like(config)
+
     try:
-        example = _variables_like(run_config)
         if step is None:
             restored = checkpointer.restore_newest(example)
             if restored is None:

@@ -153,6 +153,10 @@ class Checkpointer:
     def restore(self, step: int, params_like: Any, trainer_like: Any | None = None) -> Restored:
         """Restores `step` into the structure (and shardings) of the given example trees.
 
+        `params_like` may also be a function of the checkpoint's own config (a dict, or None
+        for checkpoints written without one) returning the example: the network is then
+        shaped as that checkpoint was written, whatever the run's config says now.
+
         Raises:
           UserError: the checkpoint does not exist, or holds arrays of other shapes than the
             examples (a run of another config).
@@ -161,6 +165,8 @@ class Checkpointer:
         path = self.directory / str(step)
         if not path.is_dir():
             raise UserError(f"checkpoint {path} does not exist")
+        if callable(params_like):
+            params_like = params_like(self._read_config(step))
         self._check_shapes(step, "params", params_like)
         if trainer_like is not None:
             self._check_shapes(step, "trainer", trainer_like)
@@ -182,6 +188,16 @@ class Checkpointer:
             config=restored.get("config") if "config" in items else None,
             metrics=None if history is None else list(history["records"]),
         )
+
+    def _read_config(self, step: int) -> dict | None:
+        """The config item of `step`, or None where it has none."""
+        if not (self.directory / str(step) / "config").is_dir():
+            return None
+        args = ocp.args.Composite(config=ocp.args.JsonRestore())
+        try:
+            return self._manager.restore(step, args=args)["config"]
+        except Exception as error:
+            raise DamagedCheckpoint(step, f"unreadable config: {_first_line(error)}") from None
 
     def _check_shapes(self, step: int, item: str, like: Any) -> None:
         """Raises UserError when the saved arrays of `item` differ in shape from `like`."""

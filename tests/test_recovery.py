@@ -16,6 +16,8 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+import jax
+import numpy as np
 import pytest
 from conftest import (
     PYTHON,
@@ -23,6 +25,7 @@ from conftest import (
     subprocess_env,
     tiny_config,
     tiny_experiment,
+    untrained_run,
 )
 
 from azjax import agent as agent_lib
@@ -316,3 +319,31 @@ def test_ctrl_c_during_imports_exits_cleanly(tmp_path):
     out, err = process.communicate(timeout=300)
     assert process.returncode == 130, out + err
     assert "Traceback" not in err, err
+
+
+def test_checkpoints_of_another_network_shape_load_with_their_own_config(tmp_path):
+    """After `--allow-config-change` to a wider network, an older checkpoint still loads, as
+    the network it was written with."""
+    from azjax import build, checkpoint  # noqa: PLC0415
+    from azjax import config as config_lib  # noqa: PLC0415
+
+    narrow = tiny_config()
+    untrained_run(tmp_path, narrow)  # checkpoint 0: 8 channels
+    wide = tiny_config()
+    wide.network.channels = 12
+    train_lib.prepare_workdir(wide, tmp_path, allow_config_change=True)
+    network = build.make_network_for(wide, build.make_game(wide))
+    checkpointer = checkpoint.Checkpointer(tmp_path)
+    checkpointer.save(
+        1,
+        network.init(jax.random.PRNGKey(1)),
+        {"iteration": np.int32(1)},
+        config=json.loads(config_lib.to_json(wide)),
+        metrics=[],
+    )
+    checkpointer.close()
+    old = agent_lib.load_agent(tmp_path, step=0)
+    new = agent_lib.load_agent(tmp_path)
+    assert old.config.network.channels == 8 and new.config.network.channels == 12
+    assert old.variables.params["stem"]["conv"]["kernel"].shape[-1] == 8
+    assert new.variables.params["stem"]["conv"]["kernel"].shape[-1] == 12
