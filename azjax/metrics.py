@@ -88,7 +88,14 @@ class MetricsWriter:
             from tensorboardX import SummaryWriter  # noqa: PLC0415  (slow import)
 
             purge = {"purge_step": resume_iteration + 1} if resume_iteration > 0 else {}
-            self._tensorboard = SummaryWriter(str(Path(workdir) / "tensorboard"), **purge)
+            # Event files are named by the second they were opened in; a session resuming
+            # within the same second would overwrite the last one without this suffix, which
+            # also keeps such files in iteration order.
+            self._tensorboard = SummaryWriter(
+                str(Path(workdir) / "tensorboard"),
+                filename_suffix=f".from{resume_iteration:09d}",
+                **purge,
+            )
 
     @property
     def last_iteration(self) -> int:
