@@ -57,6 +57,11 @@ def _percent(p: float) -> str:
     return f"{round(100 * p)}%"
 
 
+def _policy_label(x, y, p: float, *, fill: str, size: float = 11.0) -> str:
+    """The percentage of a policy overlay at (x, y)."""
+    return _text(x, y, _percent(p), cls="policy-label", size=size, fill=fill, weight="bold")
+
+
 def _numbers(move_numbers, num_points: int) -> dict[int, int]:
     """{point: number} from a dict or an [A] int array (0 = no number)."""
     if move_numbers is None:

@@ -21,7 +21,7 @@ from azjax.render.shapes import (
     _line,
     _numbers,
     _pass_label,
-    _percent,
+    _policy_label,
     _rect,
     _text,
 )
@@ -91,17 +91,7 @@ def _grid_game(game, state, *, policy, value, last_action, move_numbers, size, s
         for point in np.flatnonzero(policy[:num_points] >= 0.01):
             x, y = at(point)
             fill = "#ff0" if board[point] > 0 else "#00008b"
-            canvas.add(
-                _text(
-                    x,
-                    y,
-                    _percent(policy[point]),
-                    cls="policy-label",
-                    size=11,
-                    fill=fill,
-                    weight="bold",
-                )
-            )
+            canvas.add(_policy_label(x, y, policy[point], fill=fill))
     extra = _pass_label(policy, num_points)
     if last_action is not None:
         if int(last_action) >= num_points:
@@ -245,17 +235,7 @@ def _cell_game(game, state, *, policy, value, last_action, move_numbers, size, s
             else:
                 x, y = at(action)
                 fill = "#ff0" if style == "othello" else "#00008b"
-            canvas.add(
-                _text(
-                    x,
-                    y,
-                    _percent(policy[action]),
-                    cls="policy-label",
-                    size=11,
-                    fill=fill,
-                    weight="bold",
-                )
-            )
+            canvas.add(_policy_label(x, y, policy[action], fill=fill))
     extra = _pass_label(policy, num_points) if style == "othello" else ""
     if last_action is not None:
         action = int(last_action)

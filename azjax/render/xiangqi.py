@@ -13,7 +13,7 @@ from azjax.render.shapes import (
     _circle,
     _line,
     _n,
-    _percent,
+    _policy_label,
     _rect,
     _text,
 )
@@ -108,16 +108,7 @@ def _xiangqi(game, state, *, policy, value, last_action, move_numbers, size, pie
                 f'y2="{_n(y2)}" stroke="#1e90ff" stroke-opacity="{0.4 + 0.5 * p:.2f}" '
                 f'stroke-width="5" marker-end="url(#arrowhead)"/>'
             )
-            canvas.add(
-                _text(
-                    (x1 + 2 * x2) / 3,
-                    (y1 + 2 * y2) / 3 - 8,
-                    _percent(p),
-                    cls="policy-label",
-                    size=12,
-                    fill="#00008b",
-                    weight="bold",
-                )
-            )
+            label_x, label_y = (x1 + 2 * x2) / 3, (y1 + 2 * y2) / 3 - 8
+            canvas.add(_policy_label(label_x, label_y, p, fill="#00008b", size=12))
     colours = ("Red", "Black")
     return canvas.finish(_caption(colours, state, value), size, "#f0d9a0")
