@@ -7,9 +7,9 @@ The public Python API, for notebooks and scripts::
     game = azjax.make_game("connect_four")
     config = azjax.load_config("connect_four")          # an experiment's ConfigDict
     azjax.apply_overrides(config, {"search.num_simulations": "64"})
-    azjax.train.train(config, "runs/c4")                 # resumes an existing run
+    azjax.train.train(config, "runs/c4")                 # a progress bar; resumes a run
     agent = azjax.load_agent("runs/c4", num_simulations=200)
-    records = azjax.read_metrics("runs/c4")
+    metrics = azjax.load_metrics("runs/c4")              # a pandas DataFrame
 
 Names are imported on first use, so `import azjax` stays fast and does not load jax. The
 modules (`azjax.train`, `azjax.selfplay`, ...) are the rest of the API.
@@ -50,7 +50,11 @@ _EXPORTS = {
     "Batch": ("azjax.types", "Batch"),
     "UserError": ("azjax.types", "UserError"),
     "read_metrics": ("azjax.metrics", "read_metrics"),
+    "load_metrics": ("azjax.runs", "load_metrics"),
+    "list_checkpoints": ("azjax.runs", "list_checkpoints"),
+    "load_run_config": ("azjax.runs", "load_run_config"),
     "plot_run": ("azjax.plots", "plot_run"),
+    "plot_runs": ("azjax.plots", "plot_runs"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -19,6 +19,7 @@ from azjax import arena, build, checkpoint
 from azjax.arena import random_player, search_player
 from azjax.config import from_dict, parse_opponent_spec, read_config_file
 from azjax.games import Game, State
+from azjax.minimax import make_minimax_player
 from azjax.networks import Network
 from azjax.search import make_mcts_baseline
 from azjax.selfplay import choose_action
@@ -160,10 +161,14 @@ def selfplay_player(agent: Agent) -> Player:
 
 
 def make_opponent(game: Game, spec: str, *, num_simulations: int | None = None):
-    """Returns (player, params) for an opponent spec: random, mcts:N or workdir:PATH."""
+    """Returns (player, params) for an opponent spec: random, minimax (exact play, Tic-tac-toe
+    only), mcts:N or workdir:PATH."""
     kind, argument = parse_opponent_spec(spec)
     if kind == "random":
         return random_player(game), None
+    if kind == "minimax":
+        perfect = make_minimax_player(game)
+        return (lambda params, states, key: perfect(states, key)), None
     if kind == "mcts":
         return search_player(make_mcts_baseline(game, num_simulations=argument)), None
     agent = load_agent(argument, num_simulations=num_simulations)
@@ -199,6 +204,7 @@ def make_evaluation(
             results[f"eval/{spec}/draw_rate"] = summary.draws / games
             results[f"eval/{spec}/loss_rate"] = summary.losses / games
             results[f"eval/{spec}/score"] = summary.score
+            results[f"eval/{spec}/games"] = games
         return results
 
     return evaluate

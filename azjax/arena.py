@@ -14,6 +14,7 @@ import jax.numpy as jnp
 
 from azjax.games import Game, State
 from azjax.games.base import random_legal_action
+from azjax.stats import wilson_interval
 from azjax.types import Array, Player, PRNGKey, SearchOutput
 
 
@@ -154,11 +155,7 @@ def summarize(outcomes) -> Summary:
     losses = sum(x < 0 for x in outcomes)
     draws = games - wins - losses
     score = (wins + 0.5 * draws) / games
-    z = 1.96
-    denominator = 1 + z * z / games
-    center = (score + z * z / (2 * games)) / denominator
-    margin = z * math.sqrt(score * (1 - score) / games + z * z / (4 * games * games)) / denominator
-    low, high = max(0.0, center - margin), min(1.0, center + margin)
+    low, high = wilson_interval(score, games)
     return Summary(
         wins,
         draws,

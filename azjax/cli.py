@@ -147,8 +147,20 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     plot = commands.add_parser("plot", help="plot a run's learning curve from metrics.jsonl")
-    plot.add_argument("--workdir", required=True)
+    plot.add_argument("--workdir", required=True, help="a run directory or a metrics.jsonl file")
     plot.add_argument("--out", default=None, help="image file (default: WORKDIR/learning.png)")
+    plot.add_argument(
+        "--x",
+        choices=("minutes", "games", "iteration"),
+        default="minutes",
+        help="x axis: wall-clock minutes, self-play games or iterations",
+    )
+    plot.add_argument(
+        "--eval-games",
+        type=_count(1),
+        default=None,
+        help="games per evaluation, for metrics written before runs recorded it",
+    )
 
     commands.add_parser("games", help="list the registered games")
     return parser
@@ -168,7 +180,13 @@ def _train(args, overrides) -> int:
         print("azjax: interrupted before training started", file=sys.stderr)
         return 130
     try:
-        train.train(config, workdir, allow_config_change=args.allow_config_change, mesh=mesh)
+        train.train(
+            config,
+            workdir,
+            allow_config_change=args.allow_config_change,
+            mesh=mesh,
+            progress="lines",
+        )
     except KeyboardInterrupt:
         return 130
     return 0
@@ -261,12 +279,13 @@ def _plot(args) -> int:
 
     matplotlib.use("Agg")  # files only: no window (the library leaves a notebook's backend)
     from azjax.plots import plot_run  # noqa: PLC0415
-    from azjax.types import UserError  # noqa: PLC0415
+    from azjax.runs import load_metrics  # noqa: PLC0415
 
-    if not (Path(args.workdir) / "metrics.jsonl").is_file():
-        raise UserError(f"{args.workdir} has no metrics.jsonl")
-    out = args.out or str(Path(args.workdir) / "learning.png")
-    plot_run(args.workdir, out)
+    metrics = load_metrics(args.workdir)  # a one-line error when there are none
+    source = Path(args.workdir)
+    default = source / "learning.png" if source.is_dir() else source.with_suffix(".png")
+    out = args.out or str(default)
+    plot_run(metrics, out, title=source.name, x=args.x, num_games=args.eval_games)
     print(f"wrote {out}")
     return 0
 

@@ -4,7 +4,8 @@ Inside `deferred()`, the first signal only sets a flag that the loop checks betw
 a signal never lands inside a checkpoint save, an XLA callback or an import; the loop then
 saves and exits with status 130. A second signal stops at once (status 130, one line): what
 is on disk is a finished checkpoint, since orbax writes each one to a temporary folder and
-renames it when complete.
+renames it when complete. In a Jupyter kernel (whose stop button sends SIGINT) the second
+signal raises KeyboardInterrupt instead, so the kernel and its variables survive.
 """
 
 import contextlib
@@ -22,9 +23,18 @@ def requested() -> int | None:
     return _state["signal"]
 
 
+def _in_notebook() -> bool:
+    """True inside a Jupyter (IPython) kernel, whose stop button sends SIGINT."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    return shell is not None and "ipykernel" in sys.modules
+
+
 def _handle(signum, frame):
     del frame
     if _state["signal"] is not None:
+        if _in_notebook():
+            # Killing the process would kill the kernel and the notebook's variables with it.
+            raise KeyboardInterrupt
         sys.stderr.write(
             "\nazjax: stopped at once (second signal); the newest finished checkpoint is kept, "
             "run the same command again to resume\n"

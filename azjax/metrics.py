@@ -107,8 +107,9 @@ class MetricsWriter:
         temporary.write_text("".join(json.dumps(r) + "\n" for r in self.records))
         os.replace(temporary, self.path)
 
-    def write(self, record: dict) -> None:
-        """Writes one record (flat dict of numbers and strings, with an 'iteration' key)."""
+    def write(self, record: dict) -> dict:
+        """Writes one record (flat dict of numbers and strings, with an 'iteration' key) and
+        returns it as written (floats rounded to 6 decimals)."""
         record = {k: _plain(v) for k, v in record.items()}
         with self.path.open("a") as stream:
             stream.write(json.dumps(record) + "\n")
@@ -118,6 +119,7 @@ class MetricsWriter:
                 if key != "iteration" and isinstance(value, int | float) and math.isfinite(value):
                     self._tensorboard.add_scalar(key, value, record["iteration"])
             self._tensorboard.flush()
+        return dict(record)
 
     def sync(self) -> None:
         """Forces the file to disk (before a checkpoint names these records as saved)."""
@@ -177,14 +179,29 @@ def progress_line(record: dict, *, num_iterations: int | None = None, eta: float
     ]
     if eta is not None and math.isfinite(eta):
         parts.append(f"ETA {format_duration(eta)}")
+    if evals := _win_rates(record):
+        parts.append(evals)
+    return " | ".join(parts)
+
+
+def _win_rates(record: dict) -> str:
     evals = [
         f"{key[5:-9]} {value:.2f}"
         for key, value in record.items()
         if key.startswith("eval/") and key.endswith("/win_rate")
     ]
-    if evals:
-        parts.append("win rate vs " + ", ".join(evals))
-    return " | ".join(parts)
+    return "win rate vs " + ", ".join(evals) if evals else ""
+
+
+def progress_summary(record: dict) -> str:
+    """The short form of `progress_line` that follows a progress bar: loss, speed, win rates."""
+    parts = [
+        f"loss {record.get('loss', float('nan')):.3f}",
+        f"{format_count(record['positions_per_second'])} pos/s",
+    ]
+    if evals := _win_rates(record):
+        parts.append(evals)
+    return ", ".join(parts)
 
 
 def print_progress(record: dict, stream=None, **kwargs) -> None:

@@ -1,51 +1,121 @@
-"""Learning-curve plots from a run's `metrics.jsonl` (used by `azjax plot` and notebooks)."""
+"""Learning-curve plots of runs (used by `azjax plot` and the notebooks).
+
+Both functions read runs with `runs.load_metrics`, so a run directory, a `metrics.jsonl` file
+or an already loaded DataFrame will do.
+"""
 
 from pathlib import Path
 
-from azjax.metrics import read_metrics
+from azjax import runs
+
+# x axis name -> (metrics column, label)
+_AXES = {
+    "minutes": ("minutes", "wall-clock minutes"),
+    "games": ("total_games", "self-play games"),
+    "iteration": ("iteration", "iteration"),
+}
 
 
-def plot_run(workdir: str | Path, output: str | Path | None = None, *, title: str | None = None):
-    """Plots evaluation win rates and training losses against wall-clock minutes.
+def _metrics(run):
+    return run if hasattr(run, "columns") else runs.load_metrics(run)
+
+
+def _axis(x: str) -> tuple[str, str]:
+    if x not in _AXES:
+        raise ValueError(f"x must be one of {', '.join(_AXES)}, not {x!r}")
+    return _AXES[x]
+
+
+def plot_scores(axes, run, *, x: str = "minutes", label: str = "", num_games=None, **style):
+    """Draws a run's evaluation scores with their 95% intervals (shaded) on `axes`.
+
+    One line per opponent, labelled `label vs OPPONENT`; `num_games` is passed to
+    `runs.evaluations` for metrics that do not record it.
+    """
+    column, xlabel = _axis(x)
+    table = runs.evaluations(_metrics(run), num_games=num_games)
+    for opponent, rows in table.groupby("opponent", sort=True):
+        line = axes.plot(
+            rows[column], rows["score"], "o-", ms=3, label=f"{label}vs {opponent}", **style
+        )[0]
+        axes.fill_between(
+            rows[column], rows["score_low"], rows["score_high"], color=line.get_color(), alpha=0.2
+        )
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("score (draws count half), 95% interval")
+    axes.set_ylim(-0.02, 1.02)
+    axes.grid(alpha=0.3)
+
+
+def plot_run(
+    workdir,
+    output: str | Path | None = None,
+    *,
+    title: str | None = None,
+    x: str = "minutes",
+    num_games: int | None = None,
+):
+    """Plots a run's evaluation scores (with 95% intervals) and training losses.
 
     Args:
-      workdir: the run directory.
+      workdir: the run directory, its metrics file, or a `runs.load_metrics` DataFrame.
       output: image path to write (PNG, SVG, PDF); None returns the figure without saving.
       title: figure title (default: the workdir name).
+      x: the x axis: "minutes" (wall clock), "games" (self-play games) or "iteration".
+      num_games: games per evaluation, for metrics that do not record it.
 
     Returns:
       The matplotlib figure.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415  (slow import; the caller picks a backend)
 
-    records = read_metrics(workdir)
-    opponents = sorted(
-        {k[len("eval/") : -len("/win_rate")] for r in records for k in r if k.endswith("/win_rate")}
-    )
-    figure, (wins, losses) = plt.subplots(1, 2, figsize=(11, 4))
-    for opponent in opponents:
-        key = f"eval/{opponent}"
-        points = [r for r in records if f"{key}/win_rate" in r]
-        minutes = [r["wall_time"] / 60 for r in points]
-        wins.plot(minutes, [r[f"{key}/win_rate"] for r in points], "o-", label=f"vs {opponent}")
-        wins.plot(
-            minutes, [r[f"{key}/score"] for r in points], ":", color=wins.lines[-1].get_color()
-        )
-    wins.set_xlabel("wall-clock minutes")
-    wins.set_ylabel("win rate (solid), score with draws as half (dotted)")
-    wins.set_ylim(-0.02, 1.02)
-    wins.grid(alpha=0.3)
-    if opponents:
-        wins.legend(loc="lower right")
-    minutes = [r["wall_time"] / 60 for r in records]
+    metrics = _metrics(workdir)
+    column, xlabel = _axis(x)
+    figure, (scores, losses) = plt.subplots(1, 2, figsize=(11, 4))
+    plot_scores(scores, metrics, x=x, num_games=num_games)
+    if runs.opponents(metrics):
+        scores.legend(loc="lower right")
     for key in ("value_loss", "policy_loss", "policy_entropy"):
-        if all(key in r for r in records):
-            losses.plot(minutes, [r[key] for r in records], label=key)
-    losses.set_xlabel("wall-clock minutes")
+        if key in metrics and metrics[key].notna().all():
+            losses.plot(metrics[column], metrics[key], label=key)
+    losses.set_xlabel(xlabel)
     losses.grid(alpha=0.3)
-    losses.legend()
-    figure.suptitle(title or Path(workdir).name)
+    if losses.lines:
+        losses.legend()
+    name = Path(workdir).name if isinstance(workdir, str | Path) else "run"
+    figure.suptitle(name if title is None else title)
     figure.tight_layout()
     if output is not None:
         figure.savefig(output, dpi=100)
     return figure
+
+
+def plot_runs(named_runs: dict, *, opponent: str, x: str = "minutes", num_games=None, axes=None):
+    """Compares runs on one axis: each run's score against `opponent`, 95% intervals shaded.
+
+    Args:
+      named_runs: label -> run directory, metrics file or `load_metrics` DataFrame.
+      opponent: the evaluation opponent to compare on (for example "mcts:800").
+      x: "minutes", "games" or "iteration".
+      num_games: games per evaluation, for metrics that do not record it (an int, or a dict
+        label -> int).
+      axes: matplotlib axes to draw on (default: a new figure).
+
+    Returns:
+      The axes.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    if axes is None:
+        axes = plt.subplots(figsize=(7, 4))[1]
+    for label, run in named_runs.items():
+        metrics = _metrics(run)
+        if opponent not in runs.opponents(metrics):
+            raise ValueError(f"run {label!r} was not evaluated against {opponent!r}")
+        games = num_games.get(label) if isinstance(num_games, dict) else num_games
+        keep = [c for c in metrics.columns if not c.startswith("eval/")]
+        keep += [c for c in metrics.columns if c.startswith(f"eval/{opponent}/")]
+        plot_scores(axes, metrics[keep], x=x, label=f"{label} ", num_games=games)
+    axes.set_title(f"score against {opponent}")
+    axes.legend(loc="lower right")
+    return axes

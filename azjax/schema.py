@@ -163,9 +163,10 @@ def validate(config: ml_collections.ConfigDict) -> None:
 
 
 def parse_opponent_spec(spec: str) -> tuple[str, object]:
-    """Parses 'random', 'mcts:N' or 'workdir:PATH' (or a bare existing path) into (kind, arg)."""
-    if spec == "random":
-        return "random", None
+    """Parses 'random', 'minimax', 'mcts:N' or 'workdir:PATH' (or a bare existing path) into
+    (kind, arg)."""
+    if spec in ("random", "minimax"):
+        return spec, None
     if spec.startswith("mcts:"):
         count = spec.split(":", 1)[1]
         if not count.isdigit() or int(count) <= 0:
@@ -175,4 +176,6 @@ def parse_opponent_spec(spec: str) -> tuple[str, object]:
         return "workdir", spec.split(":", 1)[1]
     if Path(spec).is_dir():
         return "workdir", spec
-    raise UserError(f"bad opponent {spec!r}; use random, mcts:N or workdir:PATH")
+    raise UserError(
+        f"bad opponent {spec!r}; use random, minimax (tic_tac_toe), mcts:N or workdir:PATH"
+    )

@@ -10,6 +10,7 @@ import functools
 import json
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -25,7 +26,7 @@ from azjax.agent import make_evaluation
 from azjax.build import Hyperparams, Pipeline
 from azjax.checkpoint import Checkpointer, is_disk_full, join_state, split_state
 from azjax.config import parse_opponent_spec
-from azjax.metrics import MetricsWriter, print_progress
+from azjax.metrics import MetricsWriter, print_progress, progress_summary
 from azjax.steps import TrainerState, init_state, learn_step, play_step
 from azjax.types import Array, RunError, UserError
 
@@ -182,18 +183,36 @@ def train(
     allow_config_change: bool = False,
     mesh: Mesh | None = None,
     quiet: bool = False,
+    progress: str = "bar",
+    callback: Callable[[dict], bool | None] | None = None,
 ) -> TrainerState:
     """Runs (or resumes) the experiment `config` in `workdir` until its iteration budget.
 
-    Ctrl-C or SIGTERM finishes the step in flight, saves the last completed iteration and
-    raises KeyboardInterrupt; rerunning on the same workdir resumes from there.
+    Ctrl-C, SIGTERM or a notebook kernel's stop button finishes the step in flight, saves
+    the last completed iteration and raises KeyboardInterrupt; rerunning on the same workdir
+    resumes from there.
+
+    Args:
+      config: the experiment (`config.load_config`, or `base_config()` plus overrides).
+      workdir: the run directory; an existing run there is resumed.
+      allow_config_change: resume a run whose saved config differs in computing keys.
+      mesh: the devices to shard over (default: all).
+      quiet: no messages, no progress and no TensorBoard files (tests).
+      progress: "bar" (a `tqdm.auto` progress bar: a widget in Jupyter), "lines" (one line
+        per iteration, as `azjax train` prints) or "none".
+      callback: called with each iteration's record (the `metrics.jsonl` line, evaluation
+        included) after it is written; returning True stops the run there, saved, and
+        `train` returns normally (early stopping from a notebook).
 
     Raises:
       UserError: a bad workdir, a config that differs from the saved one, an unreadable run.
       RunError: the disk is full (the last good checkpoint is named).
       KeyboardInterrupt: after saving, on a signal.
     """
+    if progress not in ("bar", "lines", "none"):
+        raise UserError(f"progress must be 'bar', 'lines' or 'none', not {progress!r}")
     log = (lambda *_: None) if quiet else print
+    reporter = _Progress(config, "none" if quiet else progress)
     workdir = Path(workdir)
     with interrupt.deferred():
         prepare_workdir(config, workdir, allow_config_change=allow_config_change)
@@ -205,7 +224,19 @@ def train(
         state = run.init(jax.random.PRNGKey(config.seed))
         checkpointer = Checkpointer(workdir, max_to_keep=config.train.keep_checkpoints)
         try:
-            return _loop(config, workdir, run, hyper, evaluate, state, checkpointer, log, quiet)
+            return _loop(
+                config,
+                workdir,
+                run,
+                hyper,
+                evaluate,
+                state,
+                checkpointer,
+                log,
+                reporter,
+                callback,
+                tensorboard=not quiet,
+            )
         except RunError:
             raise
         except Exception as error:
@@ -242,7 +273,50 @@ def _evaluation(config, pipeline: Pipeline):
     return _COMPILED[key]
 
 
-def _loop(config, workdir, run, hyper, evaluate, state, checkpointer, log, quiet):
+class _Progress:
+    """Per-iteration progress: a tqdm.auto bar, the `azjax train` line, or nothing."""
+
+    def __init__(self, config, mode: str):
+        self.config, self.mode, self.bar = config, mode, None
+
+    def start(self, iteration: int) -> None:
+        if self.mode == "bar":
+            from tqdm.auto import tqdm  # noqa: PLC0415  (a widget in Jupyter, text elsewhere)
+
+            self.bar = tqdm(
+                total=self.config.train.num_iterations,
+                initial=iteration,
+                desc=self.config.name or self.config.game,
+                unit="it",
+                dynamic_ncols=True,
+            )
+
+    def update(self, record: dict, eta: float) -> None:
+        if self.mode == "lines":
+            print_progress(record, num_iterations=self.config.train.num_iterations, eta=eta)
+        elif self.bar is not None:
+            self.bar.set_postfix_str(progress_summary(record), refresh=False)
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _loop(
+    config,
+    workdir,
+    run,
+    hyper,
+    evaluate,
+    state,
+    checkpointer,
+    log,
+    reporter,
+    callback,
+    *,
+    tensorboard,
+):
     had_checkpoints = bool(checkpointer.all_steps())
     restored = checkpointer.restore_newest(*split_state(state))
     if restored is None and had_checkpoints:
@@ -257,7 +331,7 @@ def _loop(config, workdir, run, hyper, evaluate, state, checkpointer, log, quiet
         log(f"resuming {workdir} from iteration {restored.step}")
     start_iteration = int(state.iteration)
     writer = MetricsWriter(
-        workdir, history=history, resume_iteration=start_iteration, tensorboard=not quiet
+        workdir, history=history, resume_iteration=start_iteration, tensorboard=tensorboard
     )
     saved = json.loads(config_lib.to_json(config))
     log(
@@ -282,12 +356,14 @@ def _loop(config, workdir, run, hyper, evaluate, state, checkpointer, log, quiet
 
     deadline = math.inf if config.train.max_minutes <= 0 else 60.0 * config.train.max_minutes
     saved_iteration, elapsed = start_iteration, clock()
-    session_iterations = 0
+    session_iterations, stopped_by_callback = 0, False
+    reporter.start(start_iteration)
     try:
         while (
             int(state.iteration) < config.train.num_iterations
             and elapsed < deadline
             and not interrupt.requested()
+            and not stopped_by_callback
         ):
             started = time.perf_counter()
             next_state, metrics = iterate(run, state, hyper)
@@ -305,18 +381,15 @@ def _loop(config, workdir, run, hyper, evaluate, state, checkpointer, log, quiet
                 elapsed = clock()
                 record.update(wall_time=elapsed, eval_seconds=time.perf_counter() - eval_started)
                 state = state.replace(elapsed=put_elapsed(elapsed))
-            writer.write(record)
+            record = writer.write(record)
             session_iterations += 1
-            if not quiet:
-                # Time per iteration in this session (compiling included) times those left,
-                # or the time to `train.max_minutes` if that comes first.
-                remaining = config.train.num_iterations - iteration
-                eta = remaining * (elapsed - resumed_elapsed) / session_iterations
-                print_progress(
-                    record,
-                    num_iterations=config.train.num_iterations,
-                    eta=min(eta, deadline - elapsed),
-                )
+            # Time per iteration in this session (compiling included) times those left, or
+            # the time to `train.max_minutes` if that comes first.
+            remaining = config.train.num_iterations - iteration
+            eta = remaining * (elapsed - resumed_elapsed) / session_iterations
+            reporter.update(record, min(eta, deadline - elapsed))
+            if callback is not None:
+                stopped_by_callback = bool(callback(record))
             if iteration % config.train.checkpoint_every == 0:
                 save(state.replace(elapsed=put_elapsed(clock())))
                 saved_iteration = iteration
@@ -325,7 +398,10 @@ def _loop(config, workdir, run, hyper, evaluate, state, checkpointer, log, quiet
             save(state)
             saved_iteration = int(state.iteration)
     finally:
+        reporter.close()
         writer.close()
+    if stopped_by_callback:
+        log(f"stopped by the callback at iteration {saved_iteration}; saved in {workdir}")
     if interrupt.requested():
         if checkpointer.all_steps():
             log(

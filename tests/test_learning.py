@@ -1,6 +1,6 @@
 """It learns: Tic-tac-toe self-play training until the agent never loses to perfect play.
 
-The reference is an exact minimax player (tests/games/minimax.py) choosing at random among
+The reference is an exact minimax player (azjax/minimax.py) choosing at random among
 optimal moves, so the agent meets every optimal line. Marked slow: a few minutes on 2 cores.
 """
 

@@ -83,8 +83,10 @@ class _Canvas:
 
     def finish(self, caption: str, size: int, background: str) -> str:
         height = self.height + 0.8 * _UNIT
+        # Shrunk to fit narrow boards (Tic-tac-toe): a sans-serif character is ~0.6 em wide.
+        font = min(15.0, 0.95 * self.width / (0.6 * max(1, len(caption))))
         caption_svg = _text(
-            self.width / 2, self.height + 0.4 * _UNIT, caption, cls="caption", size=15
+            self.width / 2, self.height + 0.4 * _UNIT, caption, cls="caption", size=font
         )
         pixels_high = size * height / self.width
         body = "".join([_rect(0, 0, self.width, height, fill=background), *self.parts])

@@ -1,12 +1,12 @@
-"""The exact Tic-tac-toe minimax helper (tests/games/minimax.py) used as a test opponent."""
+"""The exact Tic-tac-toe minimax helper (azjax/minimax.py) used as a test opponent."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from minimax import make_minimax_player, optimal_value
 
 import azjax.games
+from azjax.minimax import make_minimax_player, optimal_value
 
 NUM_GAMES = 1000
 

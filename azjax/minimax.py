@@ -1,4 +1,4 @@
-"""Exact Tic-tac-toe minimax for tests: a perfect player and game-theoretic values.
+"""Exact Tic-tac-toe minimax: a perfect player (opponent spec `minimax`) and game values.
 
 Boards are seen from the mover's view as 9 cells row-major from the top-left:
 0 = empty, 1 = the mover's mark, 2 = the opponent's mark. Such a board's base-3 number
@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax.games import base
+from azjax.types import UserError
 
 _NUM_CELLS = 9
 _LINES = base.lines(3, 3, 3).tolist()  # [8, 3] cell indices
@@ -73,10 +74,10 @@ def make_minimax_player(game: base.Game):
     (0 in finished games, where stepping is a no-op).
 
     Raises:
-      ValueError: `game` is not Tic-tac-toe.
+      UserError: `game` is not Tic-tac-toe.
     """
     if game.name != "tic_tac_toe":
-        raise ValueError(f"minimax knows only tic_tac_toe, not {game.name}")
+        raise UserError(f"the minimax opponent knows only tic_tac_toe, not {game.name}")
     table = jnp.asarray(_optimal_moves_table())  # [3**9, 9] bool
     powers = jnp.asarray(_POWERS, jnp.int32)  # [9]
 
