@@ -112,6 +112,7 @@ def make_search(
     max_num_considered_actions: int = 16,
     qtransform: Callable = qtransform_parent_value,
     params: SearchParams | None = None,
+    return_tree: bool = False,
 ) -> Callable[..., SearchOutput]:
     """Builds `search(variables, states [B], key, params=None) -> SearchOutput`.
 
@@ -123,11 +124,17 @@ def make_search(
       max_num_considered_actions: Gumbel root sampling width (static).
       qtransform: PUCT's Q-value transform (Gumbel uses mctx's completed-Q transform).
       params: the tunable scalars used when a call passes none (default: `SearchParams()`).
+      return_tree: also return mctx's search `Tree` (batched [B, ...], game states as node
+        embeddings) in `SearchOutput.tree`, to inspect or draw (`azjax.render.search_tree`);
+        off by default, so self-play and play never carry it out of the compiled search.
 
     Returns:
       The pure search function; its `params` argument (a `SearchParams` of floats or traced
       scalars) overrides the built-in one. PUCT's `action` is the most visited legal move;
       Gumbel's is the action chosen by sequential halving.
+
+    Raises:
+      ValueError: an unknown `algorithm`.
     """
     if algorithm not in ("puct", "gumbel"):
         raise ValueError(f"unknown search algorithm {algorithm!r}; use 'puct' or 'gumbel'")
@@ -187,7 +194,8 @@ def make_search(
             weights = jnp.where(states.legal_action_mask, output.action_weights, 0.0)
             action = output.action.astype(jnp.int32)
         searched_value = output.search_tree.summary().value
-        return SearchOutput(action=action, action_weights=weights, value=searched_value)
+        tree = output.search_tree if return_tree else None
+        return SearchOutput(action=action, action_weights=weights, value=searched_value, tree=tree)
 
     return search
 

@@ -57,6 +57,10 @@ class SearchOutput(NamedTuple):
     action: Array  # [B] int32, the move the search chooses (deterministic when noise is off)
     action_weights: Array  # [B, A] float32, the policy target (visits or improved policy)
     value: Array  # [B] float32, searched root value for the player to move
+    # mctx's search `Tree` ([B, ...]) when the search was built with `return_tree=True`, else
+    # None: node_visits [B, N], node_values [B, N] for the player to move at each node,
+    # children_* [B, N, A], the game states as `embeddings`; N = num_simulations + 1.
+    tree: Any = None
 
 
 # evaluate(params, states [B], key) -> (prior logits [B, A], value [B] for the player to move)

@@ -134,6 +134,19 @@ def go_run(tmp_path_factory):
     return untrained_run(tmp_path_factory.mktemp("go_run"), tiny_config("go_9x9"))
 
 
+# Notebooks that train until a learning check passes (they assert it).
+_LEARNING_NOTEBOOKS = ("02_train_tic_tac_toe.ipynb",)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks nbmake's notebook items `notebook`, and the learning ones `slow` as well."""
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.notebook)
+            if item.path.name in _LEARNING_NOTEBOOKS:
+                item.add_marker(pytest.mark.slow)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """Where AZJAX_REQUIRE_EXTERNAL=1 (CI), a skipped test fails: whatever it needs (a

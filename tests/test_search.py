@@ -126,3 +126,32 @@ def test_illegal_actions_never_get_weight(algorithm):
         np.testing.assert_allclose(output.action_weights.sum(-1), 1.0, rtol=1e-5)
     output = baseline("connect_four", 200)(None, states, jax.random.PRNGKey(0))
     assert float(jnp.sum(jnp.where(states.legal_action_mask, 0.0, output.action_weights))) == 0
+
+
+@pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
+def test_return_tree_exposes_the_tree_and_changes_nothing_else(algorithm):
+    game = TTT
+    network = make_network(
+        game.observation_shape, game.num_actions, channels=8, num_blocks=1, value_hidden=8
+    )
+    variables = network.init(jax.random.PRNGKey(1))
+    states = batch(play(TTT, TTT_BLOCK), play(TTT, []))
+    outputs = []
+    for return_tree in (False, True):
+        search = make_search(
+            game,
+            network_evaluator(game, network),
+            num_simulations=16,
+            algorithm=algorithm,
+            return_tree=return_tree,
+        )
+        outputs.append(jax.jit(search)(variables, states, jax.random.PRNGKey(3)))
+    plain, with_tree = outputs
+    assert plain.tree is None
+    tree = with_tree.tree
+    assert tree.node_visits.shape == (2, 17)
+    np.testing.assert_array_equal(tree.children_visits[:, 0].sum(-1), [16, 16])
+    np.testing.assert_array_equal(tree.node_visits[:, 0], [17, 17])  # the root evaluation too
+    np.testing.assert_array_equal(with_tree.action, plain.action)
+    np.testing.assert_array_equal(with_tree.action_weights, plain.action_weights)
+    np.testing.assert_array_equal(with_tree.value, plain.value)

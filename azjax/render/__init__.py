@@ -1,15 +1,24 @@
-"""Pictures of the games: SVG boards for notebooks and HTML pages to step through a game.
+"""Pictures of the games: SVG boards for notebooks, PNG images, animated GIFs of a game and
+HTML pages to step through one.
 
 from azjax import render
 render.picture(game, state, policy=probabilities, value=0.3)   # shown inline in Jupyter
+open("board.png", "wb").write(render.png(game, state, size=480))
+render.gif(game, states, actions=actions)                     # shown inline; .save("game.gif")
 open("game.html", "w").write(render.html_game(game, states))
+render.search_tree(output.tree, action_names=notation.of(game).action_to_string)  # matplotlib
+
+PNG and GIF pictures are rasterised with cairosvg, which needs the system's cairo library
+(Debian: apt-get install libcairo2).
 """
 
 import json
 import pathlib
 from xml.sax.saxutils import escape
 
+from azjax.render.animation import Animation, gif, png
 from azjax.render.svg import svg
+from azjax.render.tree import search_tree
 
 
 class Picture:
@@ -98,4 +107,12 @@ def html_game(game, states, *, title: str | None = None, actions=None, size: int
     )
 
 
-__all__ = ["Picture", "html_game", "picture", "svg"]
+__all__ = ["Animation", "Picture", "gif", "html_game", "picture", "png", "search_tree", "svg"]
+
+
+def row(pictures, captions=None, **layout) -> Picture:
+    """Pictures (or SVG texts) side by side as one `Picture`, with optional captions
+    (`layout.row_svg` arguments)."""
+    from azjax.render.layout import row_svg  # noqa: PLC0415
+
+    return Picture(row_svg(pictures, captions, **layout))
