@@ -171,6 +171,11 @@ def make_opponent(game: Game, spec: str, *, num_simulations: int | None = None):
         return (lambda params, states, key: perfect(states, key)), None
     if kind == "mcts":
         return search_player(make_mcts_baseline(game, num_simulations=argument)), None
+    if kind in ("previous", "engine"):
+        raise UserError(
+            f"opponent {spec!r} plays only in training evaluations (eval.opponents) and in "
+            "`azjax tournament`"
+        )
     agent = load_agent(argument, num_simulations=num_simulations)
     if agent.game.name != game.name or agent.game.num_actions != game.num_actions:
         raise UserError(f"opponent {argument} plays {agent.game.name}, not {game.name}")
@@ -184,27 +189,97 @@ def make_evaluation(
     opponents: tuple[str, ...],
     num_games: int,
     seed: int,
-):
-    """Builds `evaluate(variables, iteration) -> metrics`: the agent playing `searcher`'s
-    moves against each opponent spec, `num_games` games each (half as first player)."""
-    agent = arena.search_player(searcher)
-    matches = {}
-    for spec in opponents:
-        opponent, params = make_opponent(game, spec)
-        match = jax.jit(arena.make_match(game, agent, opponent, num_games=num_games))
-        matches[spec] = (match, params)
+    engine_timeout: float = 60.0,
+) -> "Evaluation":
+    """Builds train's evaluation: the agent playing `searcher`'s moves against each opponent
+    spec, `num_games` games each (half as first player). See `Evaluation`."""
+    return Evaluation(
+        game,
+        searcher,
+        opponents=opponents,
+        num_games=num_games,
+        seed=seed,
+        engine_timeout=engine_timeout,
+    )
 
-    def evaluate(variables, iteration: int) -> dict:
+
+class Evaluation:
+    """`evaluate(variables, iteration) -> metrics`: the agent against each opponent.
+
+    Opponents play batched matches on the device (one compiled match each), except outside
+    engines (`gtp:...`, `uci:...`), which play `num_games` host games one at a time. The
+    opponent `previous` is the network of the previous evaluation (at a session's first
+    evaluation: the network the session started from, see `begin`), with 2 random opening
+    plies since both sides are deterministic. Metrics per opponent OPP: `eval/OPP/win_rate`,
+    `draw_rate`, `loss_rate`, `score` and `games`.
+    """
+
+    def __init__(self, game, searcher, *, opponents, num_games, seed, engine_timeout):
+        self.game, self.num_games, self.seed = game, num_games, seed
+        self._engine_timeout = engine_timeout
+        self._agent = arena.search_player(searcher)
+        self._previous = None
+        self._matches, self._engines = {}, {}
+        for spec in opponents:
+            kind, argument = parse_opponent_spec(spec)
+            if kind == "engine":
+                if not argument.plays(game):
+                    raise UserError(f"opponent {spec} ({argument.protocol}) cannot play {game}")
+                self._engines[spec] = argument
+                continue
+            if kind == "previous":
+                opponent, params, opening = self._agent, None, 2
+            else:
+                (opponent, params), opening = make_opponent(game, spec), 0
+            match = arena.make_match(
+                game, self._agent, opponent, num_games=num_games, opening_plies=opening
+            )
+            self._matches[spec] = (jax.jit(match), params)
+        self._host_agent = jax.jit(self._agent) if self._engines else None
+
+    def begin(self, variables) -> None:
+        """Sets the network `previous` stands for until the next evaluation."""
+        self._previous = variables
+
+    def _outcomes(self, spec: str, variables, key) -> list[float]:
+        if spec in self._engines:
+            return self._engine_outcomes(spec, variables, key)
+        match, params = self._matches[spec]
+        if spec == "previous":
+            params = variables if self._previous is None else self._previous
+        return list(jax.device_get(match(variables, params, key).outcomes))
+
+    def _engine_outcomes(self, spec: str, variables, key) -> list[float]:
+        engine_spec = self._engines[spec]
+        options = {"timeout": self._engine_timeout, **engine_spec.options}
+        step = jax.jit(self.game.step)
+        outcomes = []
+        agent = arena.DeviceHostPlayer("azjax", self._host_agent, variables, seed=self.seed)
+        with dataclasses.replace(engine_spec, options=options)() as engine:
+            for index in range(self.num_games):
+                agent_first = index % 2 == 0
+                first, second = (agent, engine) if agent_first else (engine, agent)
+                score, _, _ = arena.play_host_game(
+                    self.game,
+                    first,
+                    second,
+                    opening_plies=0,
+                    key=jax.random.fold_in(key, index),
+                    step=step,
+                )
+                outcomes.append((2 * score - 1) * (1 if agent_first else -1))
+        return outcomes
+
+    def __call__(self, variables, iteration: int) -> dict:
         results = {}
-        for index, (spec, (match, params)) in enumerate(matches.items()):
-            key = jax.random.fold_in(jax.random.PRNGKey(seed + 1), iteration * 64 + index)
-            summary = arena.summarize(jax.device_get(match(variables, params, key).outcomes))
+        for index, spec in enumerate([*self._matches, *self._engines]):
+            key = jax.random.fold_in(jax.random.PRNGKey(self.seed + 1), iteration * 64 + index)
+            summary = arena.summarize(self._outcomes(spec, variables, key))
             games = summary.games
             results[f"eval/{spec}/win_rate"] = summary.wins / games
             results[f"eval/{spec}/draw_rate"] = summary.draws / games
             results[f"eval/{spec}/loss_rate"] = summary.losses / games
             results[f"eval/{spec}/score"] = summary.score
             results[f"eval/{spec}/games"] = games
+        self._previous = variables
         return results
-
-    return evaluate

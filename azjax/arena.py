@@ -3,6 +3,14 @@
 A player is a pure function `player(params, states [B], key) -> actions [B] int32`, so
 AlphaZero agents, the pure-MCTS baseline and the random player are interchangeable and a
 whole match is one jittable function.
+
+Games with an outside engine (`protocols.engine.HostPlayer`: GNU Go over GTP,
+Fairy-Stockfish over UCI) are played one at a time on the host (`play_host_game`): an
+engine plays one game at a time in its process, and an azjax player in such a game searches
+a batch of one position (`DeviceHostPlayer`). The referee is azjax's own game: every move is
+checked against its legal moves and the game ends by its rules. An engine that crashes,
+times out, answers something that is not a legal move, or resigns loses the game, and the
+reason is returned with the result.
 """
 
 import math
@@ -14,6 +22,7 @@ import jax.numpy as jnp
 
 from azjax.games import Game, State
 from azjax.games.base import random_legal_action
+from azjax.protocols.engine import RESIGN, EngineError, HostPlayer
 from azjax.stats import wilson_interval
 from azjax.types import Array, Player, PRNGKey, SearchOutput
 
@@ -167,3 +176,94 @@ def summarize(outcomes) -> Summary:
         elo_from_score(low),
         elo_from_score(high),
     )
+
+
+class DeviceHostPlayer(HostPlayer):
+    """An azjax player (a checkpoint or a baseline) as a `HostPlayer`.
+
+    Args:
+      name: the player's name.
+      player: the player function `player(params, states [B], key) -> actions [B]`, jitted
+        (shared by players of one family so that it compiles once).
+      params: its parameters (None for baselines).
+      seed: seeds its searches.
+    """
+
+    def __init__(self, name: str, player, params, seed: int = 0):
+        self.name = name
+        self._player = player
+        self._params = params
+        self._key = jax.random.PRNGKey(seed)
+
+    def start(self, game: Game, state: State) -> None:
+        del game, state
+
+    def observe(self, state: State, action: int) -> None:
+        del state, action
+
+    def choose(self, state: State) -> int:
+        self._key, key = jax.random.split(self._key)
+        batched = jax.tree.map(lambda x: jnp.asarray(x)[None], state)
+        return int(self._player(self._params, batched, key)[0])
+
+    def close(self) -> None:
+        pass
+
+
+def play_host_game(
+    game: Game,
+    first: HostPlayer,
+    second: HostPlayer,
+    *,
+    opening_plies: int,
+    key,
+    step=None,
+) -> tuple[float, int, str]:
+    """Plays one game; returns (score of `first` in [0, 1], plies, reason).
+
+    `reason` is "" when the game ended by the rules, otherwise what ended it ("resigned",
+    or the engine error), and the player at fault loses.
+
+    Args:
+      opening_plies: that many uniformly random moves open the game (told to both players).
+      key: seeds the start position and the opening.
+      step: `game.step`, jitted (pass one to share its compilation between games).
+    """
+    step = step or jax.jit(game.step)
+    init_key, opening_key = jax.random.split(key)
+    state = game.init(init_key)
+    players = (first, second)
+    for index, player in enumerate(players):
+        try:
+            player.start(game, state)
+        except EngineError as error:  # a handshake that failed: the engine loses
+            return _forfeit(index, 0, str(error))
+    plies = 0
+    while not bool(state.terminated):
+        mover = int(state.current_player)
+        if plies < opening_plies:
+            opening_key, move_key = jax.random.split(opening_key)
+            action = int(random_legal_action(move_key, state.legal_action_mask))
+        else:
+            try:
+                action = players[mover].choose(state)
+            except EngineError as error:
+                return _forfeit(mover, plies, str(error))
+            if action == RESIGN:
+                return _forfeit(mover, plies, f"{players[mover].name} resigned")
+            if not 0 <= action < game.num_actions or not bool(state.legal_action_mask[action]):
+                return _forfeit(mover, plies, f"{players[mover].name} played illegal {action}")
+        for index, player in enumerate(players):
+            try:
+                player.observe(state, action)
+            except EngineError as error:
+                return _forfeit(index, plies, str(error))
+        state = step(state, jnp.int32(action))
+        plies += 1
+    reward = float(state.rewards[0])
+    return (1.0 if reward > 0 else 0.0 if reward < 0 else 0.5), plies, ""
+
+
+def _forfeit(loser: int, plies: int, reason: str) -> tuple[float, int, str]:
+    """Player `loser` (0 first, 1 second) loses; the score is the first player's."""
+    return (0.0 if loser == 0 else 1.0), plies, reason

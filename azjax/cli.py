@@ -5,9 +5,11 @@
     azjax evaluate --workdir runs/c4 --opponent mcts:800 --games 200
     azjax play --workdir runs/c4
     azjax gtp --workdir runs/go_9x9 --simulations 200      # Go GUIs, GNU Go
+    azjax uci --workdir runs/xiangqi                        # Xiangqi GUIs, Fairy-Stockfish
     azjax selfplay --workdir runs/go_9x9 --games 8 --sgf games/
     azjax bench --game connect_four
     azjax plot --workdir runs/c4
+    azjax tournament --dir tournaments/c4 --players runs/c4@every:50 random mcts:400
 
 User mistakes (unknown game or key, bad value, missing or corrupt checkpoint, illegal move)
 print one line to stderr and exit with status 2.
@@ -131,6 +133,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     gtp.add_argument("--seed", type=_count(0), default=0)
 
+    uci = commands.add_parser(
+        "uci", help="a UCI engine on stdin/stdout for Xiangqi GUIs and engines (xiangqi runs)"
+    )
+    uci.add_argument("--workdir", required=True, help="run directory or checkpoint path")
+    uci.add_argument(
+        "--simulations", type=SIMULATIONS, default=None, help="default search simulations per move"
+    )
+    uci.add_argument("--seed", type=_count(0), default=0)
+
     play = commands.add_parser("play", help="play against a trained agent in the terminal")
     play.add_argument("--workdir", required=True)
     play.add_argument("--simulations", type=SIMULATIONS, default=None)
@@ -161,6 +172,46 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="games per evaluation, for metrics written before runs recorded it",
     )
+
+    tournament = commands.add_parser(
+        "tournament",
+        help="play checkpoints, baselines and engines against each other; Elo ratings",
+    )
+    tournament.add_argument("--dir", required=True, help="tournament directory (resumes)")
+    tournament.add_argument(
+        "--players",
+        nargs="+",
+        default=None,
+        help="RUN, RUN@STEP, RUN@every:K, RUN@all, random, mcts:N, minimax, "
+        'gtp:"COMMAND", uci:"COMMAND" depth=D (default: the players already in DIR)',
+    )
+    tournament.add_argument("--game", default=None, help="the game when no player is a run")
+    tournament.add_argument(
+        "--gauntlet",
+        default=None,
+        metavar="PLAYER",
+        help="PLAYER against every other player (default: round robin)",
+    )
+    tournament.add_argument(
+        "--games", type=_count(1), default=20, help="games per pairing when done (default 20)"
+    )
+    tournament.add_argument(
+        "--batch", type=_even_count, default=32, help="games played at once on the device"
+    )
+    tournament.add_argument(
+        "--simulations", type=SIMULATIONS, default=None, help="checkpoints' simulations per move"
+    )
+    tournament.add_argument(
+        "--opening-plies",
+        type=_count(0),
+        default=2,
+        help="random opening moves between deterministic players (default 2)",
+    )
+    tournament.add_argument("--anchor", default="random", help="the player rated 0")
+    tournament.add_argument(
+        "--timeout", type=_count(1), default=60, help="seconds an engine may take per answer"
+    )
+    tournament.add_argument("--seed", type=_count(0), default=0)
 
     commands.add_parser("games", help="list the registered games")
     return parser
@@ -264,6 +315,12 @@ def _gtp(args) -> int:
     return gtp.serve(engine, sys.stdin, sys.stdout)
 
 
+def _uci(args) -> int:
+    from azjax.protocols import uci  # noqa: PLC0415
+
+    return uci.main_from_args(args.workdir, args.simulations, args.seed)
+
+
 def _play(args) -> int:
     from azjax import agent as agent_lib  # noqa: PLC0415
     from azjax.protocols import terminal  # noqa: PLC0415
@@ -290,6 +347,48 @@ def _plot(args) -> int:
     return 0
 
 
+def _tournament(args) -> int:
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    from azjax import tournament  # noqa: PLC0415
+
+    players = args.players
+    if args.gauntlet and players and args.gauntlet not in players:
+        players = [args.gauntlet, *players]
+    ratings = tournament.run(
+        args.dir,
+        players,
+        game=args.game,
+        schedule="gauntlet" if args.gauntlet else "round-robin",
+        focus=_gauntlet_name(args.gauntlet, args.simulations),
+        games_per_pair=args.games,
+        batch_size=args.batch,
+        simulations=args.simulations,
+        opening_plies=args.opening_plies,
+        seed=args.seed,
+        timeout=args.timeout,
+        anchor=args.anchor,
+    )
+    del ratings  # printed as written to ratings.csv
+    print(tournament.format_table(tournament.load_ratings(args.dir)))
+    print(f"wrote {args.dir}/ratings.csv and {args.dir}/ratings.png")
+    return 0
+
+
+def _gauntlet_name(spec: str | None, simulations: int | None) -> str | None:
+    """The player name a gauntlet spec resolves to (RUN -> RUN@NEWEST)."""
+    if spec is None:
+        return None
+    from azjax.tournament import resolve  # noqa: PLC0415
+    from azjax.types import UserError  # noqa: PLC0415
+
+    infos = resolve(spec, simulations=simulations)
+    if len(infos) != 1:
+        raise UserError(f"--gauntlet names one player, but {spec!r} stands for {len(infos)}")
+    return infos[0].name
+
+
 def _games(args) -> int:
     from azjax import games  # noqa: PLC0415
 
@@ -309,8 +408,10 @@ COMMANDS = {
     "play": _play,
     "selfplay": _selfplay,
     "gtp": _gtp,
+    "uci": _uci,
     "bench": _bench,
     "plot": _plot,
+    "tournament": _tournament,
     "games": _games,
 }
 

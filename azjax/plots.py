@@ -119,3 +119,48 @@ def plot_runs(named_runs: dict, *, opponent: str, x: str = "minutes", num_games=
     axes.set_title(f"score against {opponent}")
     axes.legend(loc="lower right")
     return axes
+
+
+def plot_ratings(table, output: str | Path | None = None, *, title: str | None = None, axes=None):
+    """Ratings against training iteration: one line per run (95% intervals as error bars),
+    the other players (baselines, outside engines) as horizontal lines with shaded intervals.
+
+    Args:
+      table: a tournament's ratings (`tournament.load_ratings(DIR)` or the `ratings.csv`
+        path): columns player, elo, elo_low, elo_high, and run, step for checkpoints.
+      output: image path to write; None returns the figure without saving.
+      title: the axes' title.
+      axes: matplotlib axes to draw on (default: a new figure).
+
+    Returns:
+      The matplotlib figure.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import pandas as pd  # noqa: PLC0415
+
+    if not hasattr(table, "columns"):
+        table = pd.read_csv(table)
+    if axes is None:
+        axes = plt.subplots(figsize=(8, 4.5))[1]
+    table = table[table["elo"].notna()]
+    has_run = table["run"].notna() if "run" in table else pd.Series(False, index=table.index)
+    for run, rows in table[has_run].groupby("run", sort=True):
+        rows = rows.sort_values("step")
+        errors = [rows["elo"] - rows["elo_low"], rows["elo_high"] - rows["elo"]]
+        axes.errorbar(rows["step"], rows["elo"], yerr=errors, fmt="o-", ms=4, capsize=3, label=run)
+    for index, row in enumerate(table[~has_run].sort_values("elo").itertuples()):
+        color = f"C{(index + 3) % 10}"
+        axes.axhline(row.elo, color=color, ls="--", lw=1, label=row.player)
+        if row.elo_high > row.elo_low:
+            axes.axhspan(row.elo_low, row.elo_high, color=color, alpha=0.1)
+    axes.set_xlabel("training iteration")
+    axes.set_ylabel("Elo (95% interval)")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize="small", loc="best")
+    if title:
+        axes.set_title(title)
+    figure = axes.figure
+    figure.tight_layout()
+    if output is not None:
+        figure.savefig(output, dpi=100)
+    return figure

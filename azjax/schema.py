@@ -163,19 +163,26 @@ def validate(config: ml_collections.ConfigDict) -> None:
 
 
 def parse_opponent_spec(spec: str) -> tuple[str, object]:
-    """Parses 'random', 'minimax', 'mcts:N' or 'workdir:PATH' (or a bare existing path) into
-    (kind, arg)."""
-    if spec in ("random", "minimax"):
+    """Parses an opponent spec into (kind, argument): 'random', 'minimax', 'mcts:N',
+    'previous' (the network at the previous evaluation), 'workdir:PATH' (or a bare existing
+    path), and outside engines 'gtp:COMMAND ...' / 'uci:COMMAND ...' (kind 'engine', the
+    parsed `protocols.engine.EngineSpec`)."""
+    if spec in ("random", "minimax", "previous"):
         return spec, None
     if spec.startswith("mcts:"):
         count = spec.split(":", 1)[1]
         if not count.isdigit() or int(count) <= 0:
             raise UserError(f"bad opponent {spec!r}: mcts:N needs a positive number of simulations")
         return "mcts", int(count)
+    if spec.startswith(("gtp:", "uci:")):
+        from azjax.protocols.engine import parse_engine_spec  # noqa: PLC0415
+
+        return "engine", parse_engine_spec(spec)
     if spec.startswith("workdir:"):
         return "workdir", spec.split(":", 1)[1]
     if Path(spec).is_dir():
         return "workdir", spec
     raise UserError(
-        f"bad opponent {spec!r}; use random, minimax (tic_tac_toe), mcts:N or workdir:PATH"
+        f"bad opponent {spec!r}; use random, minimax (tic_tac_toe), mcts:N, previous, "
+        'workdir:PATH, gtp:"COMMAND" or uci:"COMMAND"'
     )

@@ -330,6 +330,8 @@ def _loop(
         history = restored.metrics
         log(f"resuming {workdir} from iteration {restored.step}")
     start_iteration = int(state.iteration)
+    if evaluate is not None:
+        evaluate.begin(state.train_state.variables)  # the opponent `previous` until then
     writer = MetricsWriter(
         workdir, history=history, resume_iteration=start_iteration, tensorboard=tensorboard
     )

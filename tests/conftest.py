@@ -134,6 +134,15 @@ def go_run(tmp_path_factory):
     return untrained_run(tmp_path_factory.mktemp("go_run"), tiny_config("go_9x9"))
 
 
+@pytest.fixture(scope="session")
+def xiangqi_run(tmp_path_factory):
+    """An untrained tiny xiangqi run (search with 4 simulations) whose games end within 160
+    plies, so that complete games against other engines stay short."""
+    config = tiny_config("xiangqi")
+    config.game_kwargs.max_episode_length = 160
+    return untrained_run(tmp_path_factory.mktemp("xiangqi_run"), config)
+
+
 # Notebooks that train until a learning check passes (they assert it).
 _LEARNING_NOTEBOOKS = ("02_train_tic_tac_toe.ipynb",)
 

@@ -1,0 +1,109 @@
+"""A tournament directory on disk: its settings and its game log.
+
+    TOURNAMENT/tournament.json   the game, and each player's spec and search settings
+    TOURNAMENT/games.jsonl       one finished game per line, appended as games finish
+    TOURNAMENT/ratings.csv       the latest ratings (written by `azjax tournament`)
+    TOURNAMENT/ratings.png       ratings against training iteration
+
+A game line is `{"a": NAME, "b": NAME, "score_a": 1 | 0.5 | 0, "a_first": BOOL, "plies": N,
+"reason": TEXT}` (reason: how a game with an outside engine ended when it was not by the
+rules: a resignation, a crash, a timeout). A batch of games is appended with one `write`
+and an `fsync`, so a stop (Ctrl-C, kill -9) loses at most the games still being played; a
+torn last line (a kill in the middle of a write) is cut off when the log is next opened.
+"""
+
+import json
+import os
+from pathlib import Path
+
+from azjax.types import UserError
+
+SETTINGS = "tournament.json"
+GAMES = "games.jsonl"
+
+
+class GameLog:
+    """The finished games of a tournament, read once and appended to.
+
+    Args:
+      directory: the tournament directory (created if missing).
+    """
+
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / GAMES
+        self.games: list[dict] = []
+        if self.path.exists():
+            self._read()
+
+    def _read(self) -> None:
+        data = self.path.read_bytes()
+        end = data.rfind(b"\n") + 1  # a torn last line (a kill mid-write) is dropped
+        for number, line in enumerate(data[:end].splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                game = json.loads(line)
+                game = {
+                    "a": str(game["a"]),
+                    "b": str(game["b"]),
+                    "score_a": float(game["score_a"]),
+                    "a_first": bool(game["a_first"]),
+                    "plies": int(game["plies"]),
+                    "reason": str(game.get("reason", "")),
+                }
+            except (ValueError, KeyError, TypeError):
+                raise UserError(f"{self.path} line {number} is not a game record") from None
+            self.games.append(game)
+        if end < len(data):
+            with open(self.path, "r+b") as file:
+                file.truncate(end)
+
+    def append(self, games: list[dict]) -> None:
+        """Appends finished games (dicts with the keys of a game line) durably."""
+        if not games:
+            return
+        text = "".join(json.dumps(game, sort_keys=True) + "\n" for game in games)
+        with open(self.path, "a", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        self.games.extend(games)
+
+    def played(self, a: str, b: str) -> int:
+        """Games finished between `a` and `b`, in either order."""
+        return sum({game["a"], game["b"]} == {a, b} for game in self.games)
+
+    def results(self) -> list[tuple[str, str, float]]:
+        """(a, b, score of a) per game, for `ratings.fit`."""
+        return [(game["a"], game["b"], game["score_a"]) for game in self.games]
+
+    def frame(self):
+        """The games as a pandas DataFrame, one row per game."""
+        import pandas as pd  # noqa: PLC0415
+
+        columns = ["a", "b", "score_a", "a_first", "plies", "reason"]
+        return pd.DataFrame(self.games, columns=columns)
+
+
+def read_settings(directory: str | Path) -> dict:
+    """The tournament's settings: {"game": ..., "players": {name: settings}}; empty when new."""
+    path = Path(directory) / SETTINGS
+    if not path.exists():
+        return {}
+    try:
+        settings = json.loads(path.read_text())
+        if not isinstance(settings, dict) or not isinstance(settings.get("players"), dict):
+            raise ValueError
+    except ValueError:
+        raise UserError(f"{path} is damaged (not a tournament's settings)") from None
+    return settings
+
+
+def write_settings(directory: str | Path, settings: dict) -> None:
+    """Writes the settings atomically (a temporary file renamed over the old one)."""
+    path = Path(directory) / SETTINGS
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(settings, indent=1, sort_keys=True) + "\n")
+    os.replace(temporary, path)

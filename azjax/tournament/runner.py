@@ -1,0 +1,271 @@
+"""Playing a tournament: the schedule, batched device matches, host games with engines.
+
+    from azjax import tournament
+    ratings = tournament.run("tournaments/c4", ["runs/c4@every:50", "random", "mcts:400"],
+                             games_per_pair=40)
+    ratings.table                                # strongest first, with 95% intervals
+
+Every pairing of the schedule plays until it has `games_per_pair` games in the log; games
+already in the log are never replayed, so rerunning a stopped tournament finishes it, and a
+rerun with more players or more games per pair plays only what is new.
+"""
+
+import math
+import sys
+import zlib
+from pathlib import Path
+
+import jax
+
+from azjax import arena, games
+from azjax.games import Game
+from azjax.ratings import Ratings, fit
+from azjax.tournament.log import GameLog, read_settings, write_settings
+from azjax.tournament.players import PlayerInfo, Roster, resolve
+from azjax.types import UserError
+
+SCHEDULES = ("round-robin", "gauntlet")
+
+
+def _game_of(infos: list[PlayerInfo], settings: dict, game_name: str | None) -> dict:
+    """The tournament's game as {"name", "kwargs"}: stored, else the first run's, else named."""
+    stored = settings.get("game")
+    chosen = None
+    for info in infos:
+        if info.kind == "checkpoint":
+            from azjax.runs import load_run_config  # noqa: PLC0415
+
+            config = load_run_config(info.run)
+            chosen = {"name": config.game, "kwargs": dict(config.game_kwargs)}
+            break
+    if chosen is None and game_name is not None:
+        games.make(game_name)  # a one-line error for an unknown game
+        chosen = {"name": game_name, "kwargs": {}}
+    chosen = stored or chosen
+    if chosen is None:
+        raise UserError("name the game with --game: no player is a run's checkpoint")
+    if game_name is not None and game_name != chosen["name"]:
+        raise UserError(f"this tournament plays {chosen['name']}, not {game_name}")
+    return chosen
+
+
+def _merge_players(settings: dict, infos: list[PlayerInfo]) -> list[PlayerInfo]:
+    """Adds new players to the settings; a known name must keep its settings."""
+    known = settings.setdefault("players", {})
+    for info in infos:
+        old = known.get(info.name)
+        if old is not None and PlayerInfo.from_json(old) != info:
+            raise UserError(
+                f"{info.name} already plays in this tournament with other settings "
+                f"({PlayerInfo.from_json(old).simulations} simulations); use a new directory"
+            )
+        known[info.name] = info.to_json()
+    return list(dict.fromkeys(infos))
+
+
+def pairings(names: list[str], *, schedule: str, focus: str | None) -> list[tuple[str, str]]:
+    """The pairs of a schedule: every pair (round robin) or `focus` against each other."""
+    if schedule == "round-robin":
+        return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    if schedule != "gauntlet":
+        raise UserError(f"unknown schedule {schedule!r}; use {' or '.join(SCHEDULES)}")
+    if focus not in names:
+        raise UserError(f"the gauntlet player {focus!r} is not among the players")
+    return [(focus, other) for other in names if other != focus]
+
+
+class _Matches:
+    """Compiled batched matches, one per (family, family, games, opening plies)."""
+
+    def __init__(self, game: Game, roster: Roster):
+        self.game, self.roster, self._compiled = game, roster, {}
+
+    def play(self, a: PlayerInfo, b: PlayerInfo, *, num_games: int, opening_plies: int, key):
+        family_a, player_a, params_a = self.roster.device(a)
+        family_b, player_b, params_b = self.roster.device(b)
+        swap = repr(family_a) > repr(family_b)  # one orientation per family pair
+        if swap:
+            family_a, family_b = family_b, family_a
+            player_a, player_b, params_a, params_b = player_b, player_a, params_b, params_a
+        signature = (family_a, family_b, num_games, opening_plies)
+        if signature not in self._compiled:
+            self._compiled[signature] = jax.jit(
+                arena.make_match(
+                    self.game, player_a, player_b, num_games=num_games, opening_plies=opening_plies
+                )
+            )
+        result = jax.device_get(self._compiled[signature](params_a, params_b, key))
+        records = []
+        columns = (result.outcomes, result.a_first, result.lengths)
+        for outcome, a_first, plies in zip(*columns, strict=True):
+            score = (float(outcome) + 1.0) / 2.0
+            first = bool(a_first)
+            if swap:  # the compiled match's A is our b
+                score, first = 1.0 - score, not first
+            records.append(
+                {"a": a.name, "b": b.name, "score_a": score, "a_first": first, "plies": int(plies)}
+            )
+        return records
+
+
+def _pair_key(seed: int, a: str, b: str, played: int):
+    pair = zlib.crc32("\n".join(sorted((a, b))).encode())
+    return jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(seed), pair), played)
+
+
+def run(
+    directory: str | Path,
+    specs: list[str] | None = None,
+    *,
+    game: str | None = None,
+    schedule: str = "round-robin",
+    focus: str | None = None,
+    games_per_pair: int = 20,
+    batch_size: int = 32,
+    simulations: int | None = None,
+    opening_plies: int = 2,
+    seed: int = 0,
+    timeout: float = 60.0,
+    anchor: str = "random",
+    quiet: bool = False,
+) -> Ratings:
+    """Plays what the schedule still needs and rates every game in the log.
+
+    Args:
+      directory: the tournament directory (made if new; holds the game log).
+      specs: player specs (see `tournament.players`); None or empty: the players already in
+        the tournament.
+      game: the game, needed only when no player is a run's checkpoint.
+      schedule: "round-robin" (every pair) or "gauntlet" (`focus` against every other).
+      games_per_pair: games each pairing has when done (half with each colour).
+      batch_size: games played at once between two azjax players.
+      simulations: search simulations of checkpoints (default: each run's eval setting).
+      opening_plies: random moves opening games between two deterministic players.
+      seed: seeds the games (each pairing and batch draws its own key from it).
+      timeout: seconds an outside engine may take for one answer.
+      anchor: the player rated 0.
+      quiet: print nothing (by default a line per pairing played, and engine failures).
+
+    Returns:
+      The ratings of all players in the log (also written to ratings.csv and ratings.png).
+    """
+    out = None if quiet else sys.stderr
+    directory = Path(directory)
+    if games_per_pair < 1:
+        raise UserError(f"games per pair must be at least 1, got {games_per_pair}")
+    settings = read_settings(directory)
+    infos = [info for spec in (specs or []) for info in resolve(spec, simulations=simulations)]
+    if not infos:
+        infos = [PlayerInfo.from_json(data) for data in settings.get("players", {}).values()]
+    settings["game"] = _game_of(infos, settings, game)
+    infos = _merge_players(settings, infos)
+    if anchor not in settings["players"]:
+        known = ", ".join(settings["players"])
+        raise UserError(f"the anchor {anchor!r} is not a player of this tournament ({known})")
+    the_game = games.make(settings["game"]["name"], **settings["game"]["kwargs"])
+    names = [info.name for info in infos]
+    pairs = pairings(names, schedule=schedule, focus=focus) if len(names) > 1 else []
+    game_log = GameLog(directory)
+    write_settings(directory, settings)
+    by_name = {info.name: info for info in infos}
+    roster = Roster(the_game)
+    matches = _Matches(the_game, roster)
+    step = jax.jit(the_game.step)
+    try:
+        for a_name, b_name in pairs:
+            a, b = by_name[a_name], by_name[b_name]
+            opening = opening_plies if a.deterministic and b.deterministic else 0
+            new = 0
+            while (played := game_log.played(a_name, b_name)) < games_per_pair:
+                key = _pair_key(seed, a_name, b_name, played)
+                if a.kind == "engine" or b.kind == "engine":
+                    records = [
+                        _host_game(the_game, roster, a, b, played, opening, key, step, timeout)
+                    ]
+                    if records[0]["reason"] and out:
+                        print(f"{a_name} vs {b_name}: {records[0]['reason']}", file=out)
+                else:
+                    remaining = games_per_pair - played
+                    count = min(batch_size, remaining + remaining % 2)
+                    records = matches.play(a, b, num_games=count, opening_plies=opening, key=key)
+                game_log.append(records)
+                new += len(records)
+            if out and new:
+                _report(game_log, a_name, b_name, out)
+    finally:
+        roster.close()
+    return write_ratings(directory, game_log, anchor=anchor)
+
+
+def _host_game(game, roster, a, b, played, opening, key, step, timeout) -> dict:
+    a_first = played % 2 == 0
+    player_a, player_b = roster.host(a, timeout=timeout), roster.host(b, timeout=timeout)
+    first, second = (player_a, player_b) if a_first else (player_b, player_a)
+    score, plies, reason = arena.play_host_game(
+        game, first, second, opening_plies=opening, key=key, step=step
+    )
+    score_a = score if a_first else 1.0 - score
+    return {
+        "a": a.name,
+        "b": b.name,
+        "score_a": score_a,
+        "a_first": a_first,
+        "plies": plies,
+        "reason": reason,
+    }
+
+
+def _report(game_log: GameLog, a: str, b: str, out) -> None:
+    scores = [
+        g["score_a"] if g["a"] == a else 1 - g["score_a"]
+        for g in game_log.games
+        if {g["a"], g["b"]} == {a, b}
+    ]
+    print(f"{a} vs {b}: {sum(scores):g} / {len(scores)}", file=out, flush=True)
+
+
+def write_ratings(directory: str | Path, game_log: GameLog | None = None, *, anchor="random"):
+    """Fits the ratings of every game in the log; writes ratings.csv and ratings.png."""
+    directory = Path(directory)
+    game_log = game_log or GameLog(directory)
+    if not game_log.games:
+        raise UserError(f"no games in {directory} yet")
+    ratings = fit(game_log.results(), anchor=anchor)
+    table = ratings_table(ratings, read_settings(directory))
+    rounded = table.round({"elo": 1, "elo_low": 1, "elo_high": 1, "score": 4})
+    rounded.to_csv(directory / "ratings.csv", index=False)
+    from azjax.plots import plot_ratings  # noqa: PLC0415
+
+    plot_ratings(table, directory / "ratings.png", title=directory.name)
+    return ratings
+
+
+def ratings_table(ratings: Ratings, settings: dict):
+    """`ratings.table` with each player's run, iteration and simulations (NaN for others)."""
+    table = ratings.table.reset_index(drop=True)
+    players = settings.get("players", {})
+    for column in ("run", "step", "simulations"):
+        table[column] = [players.get(name, {}).get(column) for name in table["player"]]
+    table["step"] = table["step"].astype("Int64")
+    return table
+
+
+def load_ratings(directory: str | Path):
+    """The ratings a tournament wrote (`ratings.csv`) as a pandas DataFrame."""
+    import pandas as pd  # noqa: PLC0415
+
+    path = Path(directory) / "ratings.csv"
+    if not path.is_file():
+        raise UserError(f"no ratings in {directory} (run `azjax tournament` there first)")
+    return pd.read_csv(path)
+
+
+def format_table(table) -> str:
+    """The ratings as aligned text, strongest first."""
+    lines = [f"{'player':<40} {'Elo':>7} {'95% interval':>17} {'games':>6} {'score':>6}"]
+    for row in table.itertuples():
+        linked = math.isfinite(row.elo)
+        interval = f"{row.elo_low:+7.0f} to {row.elo_high:+.0f}" if linked else "not linked"
+        elo = f"{row.elo:+7.0f}" if math.isfinite(row.elo) else "    nan"
+        lines.append(f"{row.player:<40} {elo} {interval:>17} {row.games:>6} {row.score:>6.3f}")
+    return "\n".join(lines)
