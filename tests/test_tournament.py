@@ -232,3 +232,20 @@ def test_failing_engines_lose_and_the_tournament_goes_on(
         assert reason in game["reason"]
         if reason:  # the engine lost
             assert game["score_a"] == 1.0 if game["a"] == f"{go_run}@0" else 0.0
+
+
+def test_xiangqi_series_against_fairy_stockfish_through_uci(xiangqi_run, tmp_path):
+    """An untrained Xiangqi run against Fairy-Stockfish at depth 1: complete games refereed by
+    azjax's rules (every engine move checked against our legal moves)."""
+    engine = require_program(
+        "fairy-stockfish", install="apt-get install fairy-stockfish", paths=("/usr/games",)
+    )
+    spec = f"uci:{engine} depth=1"
+    ratings = tournament.run(
+        tmp_path / "x", [str(xiangqi_run), spec], games_per_pair=2, anchor=spec, quiet=True
+    )
+    games = GameLog(tmp_path / "x").games
+    assert len(games) == 2 and all(g["reason"] == "" for g in games), games
+    assert sorted(g["a_first"] for g in games) == [False, True]
+    # Not asserted: who wins. Fairy-Stockfish mated the untrained agent in every game seen.
+    assert set(ratings.players) == {f"{xiangqi_run}@0", spec}
