@@ -19,7 +19,9 @@ eight horse points with their legs, three soldier points. They are packed as bit
 bit per ray step, per horse, per leg, per soldier) once per position; a move changes only
 the bits of its origin and destination, read from a [91 * 91, 7] table, and the first and
 second piece along a ray are the lowest set bits of the ray's occupancy word. A move of the
-general itself recomputes the words at its destination (at most 4 such moves).
+general itself recomputes the words at its destination (at most 4 such moves). The same
+words at the general's own point tell whether the mover is in check, which the repetition
+rule records for each position (perpetual check, see `Xiangqi`).
 """
 
 import jax
@@ -92,6 +94,10 @@ class XiangqiState(base.State):
     # [R, 2] uint32, 64-bit hashes of the last R positions (R: the no-capture limit or else
     # max_episode_length; 1 without a repetition rule), position t at t % R.
     history: Array
+    # [R] bool, beside `history` (position t at t % R): whether the side to move is in check
+    # there, that is whether the move that reached it gave check; [1] without the
+    # perpetual-check rule.
+    checks: Array
 
 
 class Xiangqi(base.Game):
@@ -108,12 +114,29 @@ class Xiangqi(base.Game):
     may leave the mover's general attacked. A player with no legal move loses, whether in
     check (checkmate) or not (stalemate).
 
-    Draws, each a constructor option: `no_capture_limit` plies without a capture; a game
-    reaching `max_episode_length` plies; a position (board and side to move) standing for
-    the `repetition_limit`-th time. Repetition is a simplification: the official rules
-    forbid perpetual check and perpetual chase (the offender loses) rather than drawing
-    every repetition. A move that leaves the opponent without a move wins even when it
-    also reaches a draw limit.
+    Further endings, each a constructor option: a draw after `no_capture_limit` plies
+    without a capture or at `max_episode_length` plies, and repetition: a position (board
+    and side to move) standing for the `repetition_limit`-th time ends the game, a draw
+    unless a side checked perpetually. Leaving the opponent without a move wins even when
+    the move also reaches one of these; a perpetual check outranks the draws.
+
+    Perpetual check (`perpetual_check_loses`, on by default) looks at the moves played from
+    the first of the `repetition_limit` occurrences of the position up to now: if one side
+    gave check with every one of its moves there and the other side did not, the side that
+    checked loses; if both sides checked with every move, or neither did, it is a draw. So
+    a side that begins to check after the first occurrence draws. This is the rule of
+    Fairy-Stockfish's `xiangqi` variant (`perpetualCheckIllegal` with the default
+    `nFoldRule` of 3, in `Position::is_optional_game_end`; there too only plies since the
+    last capture can repeat) with two differences: its releases before April 2022 (Debian's
+    11.1 among them) make the side whose move completes a mutual perpetual check lose,
+    where later ones draw as here; and it tests its 50-move rule first, so a move that
+    reaches both draws there.
+
+    Perpetual chase (attacking an unprotected piece move after move) stays a draw. The
+    Asian rules that forbid it are long lists of cases (which attackers count, the general
+    and soldiers not; when a piece is protected; cycles mixing checks and chases), not a
+    rule a kernel can state exactly; Fairy-Stockfish 11.1 has no chasing rule either (its
+    `xiangqi` variant gained a partial `AXF_CHASING` in April 2022).
 
     - Observation: [10, 9, 16] float32 from the mover's view (see `view`: Black's board is
       mirrored rank for rank). Planes 0-6: the mover's general, advisors, elephants,
@@ -126,7 +149,8 @@ class Xiangqi(base.Game):
       ("h2e2": files a-i from Red's left, ranks 0-9 from Red's side); for Black the label
       is the move with its ranks mirrored, so Black's "h7e7" is the label "h2e2".
     - Reward: [2] float32 on the step that ends the game: +1 to the player who moved last
-      and -1 to the player left without a move; draws are (0, 0).
+      and -1 to the player left without a move; after a perpetual check, -1 to the player
+      who gave it and +1 to the other; draws are (0, 0).
     - Symmetries: 2, the identity and the left-right mirror (files a <-> i).
     """
 
@@ -137,6 +161,7 @@ class Xiangqi(base.Game):
         max_episode_length: int = 400,
         no_capture_limit: int | None = 120,
         repetition_limit: int | None = 3,
+        perpetual_check_loses: bool = True,
     ):
         """Checks the options and builds the symmetry tables.
 
@@ -144,8 +169,12 @@ class Xiangqi(base.Game):
           max_episode_length: plies after which the game is a draw.
           no_capture_limit: plies without a capture after which the game is a draw (the
             usual 60 moves by each side); None for no limit.
-          repetition_limit: the occurrence of a position that draws (3: threefold
-            repetition); None for no repetition rule.
+          repetition_limit: the occurrence of a position that ends the game (3: threefold
+            repetition), a draw unless perpetual check decides it; None for no repetition
+            rule.
+          perpetual_check_loses: the side that gave check with every move since the
+            repeated position first stood, while the other side did not, loses; else every
+            repetition draws. No effect without a repetition rule.
 
         Raises:
           ValueError: an option is out of range.
@@ -159,9 +188,14 @@ class Xiangqi(base.Game):
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or value < least:
                 raise ValueError(f"{option} must be an integer >= {least}, got {value!r}")
+        if not isinstance(perpetual_check_loses, bool):
+            raise ValueError(
+                f"perpetual_check_loses must be True or False, got {perpetual_check_loses!r}"
+            )
         self.max_episode_length = max_episode_length
         self.no_capture_limit = no_capture_limit
         self.repetition_limit = repetition_limit
+        self.perpetual_check_loses = perpetual_check_loses
         self.num_actions = NUM_ACTIONS
         self.observation_shape = (ROWS, FILES, 16)
         self.symmetries = 2
@@ -171,6 +205,8 @@ class Xiangqi(base.Game):
         # that many hashes sees every earlier occurrence of a position.
         limit = min(no_capture_limit or max_episode_length, max_episode_length)
         self._history_length = limit if repetition_limit else 1
+        self._perpetual_rule = bool(repetition_limit) and perpetual_check_loses
+        self._checks_length = self._history_length if self._perpetual_rule else 1
         # [2]: observation planes 14 and 15 per ply without capture, per earlier occurrence.
         repeated_scale = 1 / (repetition_limit - 1) if repetition_limit else 0.0
         self._counter_scales = np.float32(
@@ -201,7 +237,8 @@ class Xiangqi(base.Game):
         current_player = jnp.asarray(current_player, jnp.int32)
         history = jnp.zeros((self._history_length, 2), jnp.uint32)
         history = history.at[0].set(position_hash(board, current_player))
-        mask = self._legal_mask(view(board, current_player))
+        mask, in_check = self._legal_moves(view(board, current_player))
+        checks = jnp.zeros(self._checks_length, jnp.bool_).at[0].set(in_check)
         return XiangqiState(
             current_player=current_player,
             legal_action_mask=mask,
@@ -212,6 +249,7 @@ class Xiangqi(base.Game):
             no_capture_plies=jnp.asarray(no_capture_plies, jnp.int32),
             repetitions=jnp.int32(1),
             history=history,
+            checks=checks,
         )
 
     def _step(self, state: XiangqiState, action: Array) -> XiangqiState:
@@ -227,26 +265,36 @@ class Xiangqi(base.Game):
             ^ zobrist[target * 15 + captured + 7]
             ^ jnp.asarray(_ZOBRIST_SIDE)
         )
-        history = state.history.at[(state.step_count + 1) % self._history_length].set(position)
+        ply = state.step_count + 1
+        history = state.history.at[ply % self._history_length].set(position)
         repetitions = jnp.sum(jnp.all(history == position, axis=-1), dtype=jnp.int32)
         no_capture_plies = jnp.where(captured != 0, 0, state.no_capture_plies + 1)
-        mask = self._legal_mask(view(board, 1 - player))
+        mask, gave_check = self._legal_moves(view(board, 1 - player))
         won = ~jnp.any(mask)
-        drawn = state.step_count + 1 >= self.max_episode_length
+        ended = won | (ply >= self.max_episode_length)
         if self.no_capture_limit:
-            drawn |= no_capture_plies >= self.no_capture_limit
+            ended |= no_capture_plies >= self.no_capture_limit
+        outcome = won.astype(jnp.int32)  # for the mover: 1 a win, -1 a loss, 0 a draw
+        checks = state.checks
         if self.repetition_limit:
-            drawn |= repetitions >= self.repetition_limit
-        win_rewards = jnp.float32([1.0, -1.0]) * (1 - 2 * player)
+            repeated = repetitions >= self.repetition_limit
+            ended |= repeated
+            if self._perpetual_rule:
+                checks = checks.at[ply % self._checks_length].set(gave_check)
+                mover_checked, opponent_checked = _cycle_checks(history, checks, ply)
+                perpetual = opponent_checked.astype(jnp.int32) - mover_checked.astype(jnp.int32)
+                outcome = jnp.where(won | ~repeated, outcome, perpetual)
+        red_reward = outcome * (1 - 2 * player)  # in integers: a draw is +0.0 for both
         return state.replace(
             current_player=1 - player,
             legal_action_mask=mask,
-            terminated=won | drawn,
-            rewards=jnp.where(won, win_rewards, 0.0),
+            terminated=ended,
+            rewards=jnp.stack([red_reward, -red_reward]).astype(jnp.float32),
             board=board,
             no_capture_plies=no_capture_plies,
             repetitions=repetitions,
             history=history,
+            checks=checks,
         )
 
     def observe(self, state: XiangqiState) -> Array:
@@ -262,10 +310,11 @@ class Xiangqi(base.Game):
     def legal_action_mask(self, state: XiangqiState) -> Array:
         """[A] bool, the moves of the player to move, recomputed from the board (ignoring the
         draw rules: it may be nonzero in a terminated state)."""
-        return self._legal_mask(view(state.board, state.current_player))
+        return self._legal_moves(view(state.board, state.current_player))[0]
 
-    def _legal_mask(self, board: Array) -> Array:
-        """[A] bool, the legal labels on a board seen from the mover ([90] int8)."""
+    def _legal_moves(self, board: Array) -> tuple[Array, Array]:
+        """The legal labels ([A] bool) on a board seen from the mover ([90] int8) and whether
+        the mover is in check ([] bool), which the king-safety words give for free."""
         cells = jnp.append(board, jnp.int8(0))  # [91], the point OFF reads as empty
         occupied = (board != 0).reshape(ROWS, FILES).astype(jnp.int32)
         prefix = jnp.concatenate(
@@ -292,17 +341,59 @@ class Xiangqi(base.Game):
         general = jnp.where(jnp.arange(len(origin)) < _GENERAL_SLOTS, target, origin[0])
         legal = pseudo & ~_attacked_after(words[_SLOT_WATCH], general, origin, target)
         mask = jnp.zeros(NUM_ACTIONS + 1, jnp.bool_)
-        return mask.at[jnp.where(legal, label, NUM_ACTIONS)].set(True)[:NUM_ACTIONS]
+        mask = mask.at[jnp.where(legal, label, NUM_ACTIONS)].set(True)[:NUM_ACTIONS]
+        off = jnp.int32(OFF)
+        return mask, _attacked_after(words[0], origin[0], off, off)
 
     def in_check(self, state: XiangqiState) -> bool:
         """Whether the general of the player to move is attacked (host-side)."""
         return bool(_in_check(view(state.board, state.current_player)))
 
+    def perpetual_checker(self, state: XiangqiState) -> int | None:
+        """The player (0 Red, 1 Black) who lost `state`, a game ended by repetition, by
+        perpetual check; None when no perpetual check decided it (host-side)."""
+        if not (self._perpetual_rule and int(state.repetitions) >= self.repetition_limit):
+            return None
+        mover_checked, opponent_checked = map(
+            bool, _cycle_checks(state.history, state.checks, state.step_count)
+        )
+        if mover_checked == opponent_checked:
+            return None
+        mover = 1 - int(state.current_player)
+        return mover if mover_checked else 1 - mover
+
     def __repr__(self) -> str:
         return (
             f"Xiangqi(max_episode_length={self.max_episode_length}, "
-            f"no_capture_limit={self.no_capture_limit}, repetition_limit={self.repetition_limit})"
+            f"no_capture_limit={self.no_capture_limit}, repetition_limit={self.repetition_limit}, "
+            f"perpetual_check_loses={self.perpetual_check_loses})"
         )
+
+
+def _cycle_checks(history: Array, checks: Array, ply: Array) -> tuple[Array, Array]:
+    """Whether each side gave check with every one of its moves since the first stored
+    occurrence of the position at `ply`.
+
+    Args:
+      history: [R, 2] uint32, `XiangqiState.history` holding position `ply` at `ply % R`.
+      checks: [R] bool, `XiangqiState.checks`, the same ring.
+      ply: [] int32, the ply of the current position.
+
+    Returns:
+      ([] bool, [] bool): the side that made the last move checked with each of its moves
+      in the cycle, the other side did. Both are True when the position has no earlier
+      occurrence (an empty cycle).
+    """
+    length = history.shape[0]
+    age = (ply - jnp.arange(length)) % length  # [R] plies since each stored position
+    occurrences = jnp.all(history == history[ply % length], axis=-1)
+    cycle = jnp.max(jnp.where(occurrences, age, 0))  # plies since the first occurrence
+    # Positions 0, 2, ... plies back were reached by the last mover's moves; the first
+    # occurrence itself (age `cycle`) is the current position again and is left out.
+    unchecked = ~checks & (age < cycle)
+    mover_checked = ~jnp.any(unchecked & (age % 2 == 0))
+    opponent_checked = ~jnp.any(unchecked & (age % 2 == 1))
+    return mover_checked, opponent_checked
 
 
 def _piece_points(board: Array) -> Array:

@@ -124,6 +124,10 @@ class XiangqiNotation(Notation):
             ending = "checkmated" if check else "stalemated"
             return f"{mover} is {ending}: {other} wins"
         if game.repetition_limit and int(state.repetitions) >= game.repetition_limit:
+            checker = game.perpetual_checker(state)
+            if checker is not None:
+                loser, winner = ("Red", "Black")[checker], ("Black", "Red")[checker]
+                return f"{loser} checked perpetually: {winner} wins"
             return f"draw: position repeated {int(state.repetitions)} times"
         if game.no_capture_limit and int(state.no_capture_plies) >= game.no_capture_limit:
             return f"draw: {int(state.no_capture_plies)} plies without a capture"

@@ -17,13 +17,21 @@ Where each expected figure comes from:
   made here from the geometry.
 - Hand-made positions: each FEN below is a minimal position built for one rule, with
   every legal move of the side to move derived by hand in the comment above it.
+- Perpetual check: hand-made lines (`REPEATING`) whose every move, check and repetition is
+  worked out in the comment above it; the verdict of each line's last move is also asked
+  of Fairy-Stockfish (`/usr/games/fairy-stockfish`, its `xiangqi` variant with the
+  `perpetualCheckIllegal` rule), which agrees except where the class docstring says it
+  differs (a mutual perpetual check, which its releases before 2022 lose for the side that
+  completes it).
 """
 
 import re
+import subprocess
 
 import jax
 import numpy as np
 import pytest
+from conftest import require_program
 from positions import board
 from xiangqi_reference import assert_matches_openspiel, perft
 
@@ -115,6 +123,53 @@ HAND_MADE = {
     # Black to move, in check from the chariot e1: e8 is still on the chariot's file, the
     # horse g7 guards f9 (and e8); d9 is safe.
     "black in check": ("4k4/9/6N2/9/9/9/9/9/4R4/5K3 b", "e9d9"),
+}
+
+# Lines that repeat a position for the third time on their last move: FEN, ICCS moves, and
+# the rewards (Red, Black) of the last move under the perpetual-check rule.
+REPEATING = {
+    # Black is in check from the chariot a9 and shuffles its general e9-e8-e9 while the
+    # chariot follows it a9-a8-a9, checking along the general's rank each time (the red
+    # general d0 keeps d8 and d9 off limits). Red checks with every move, Black never: the
+    # start stands a third time after the 8th ply (Red's 4th move) and Red loses.
+    "red checks, red repeats": (
+        "R3k4/9/9/9/9/9/9/9/9/3K5 b",
+        "e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9 a8a9",
+        [-1.0, 1.0],
+    ),
+    # The same chase started one ply earlier, from the chariot a8 (no check): the start,
+    # Red to move, stands a third time after the 8th ply (Black's 4th move). Red loses again.
+    "red checks, black repeats": (
+        "4k4/R8/9/9/9/9/9/9/9/3K5 w",
+        "a8a9 e9e8 a9a8 e8e9 a8a9 e9e8 a9a8 e8e9",
+        [-1.0, 1.0],
+    ),
+    # Both sides shuffle a horse (b9-c7, b0-c2 and back), never giving check; Red is a
+    # chariot up, yet the third occurrence of the start draws.
+    "no checks": (
+        "1n2k4/9/9/9/9/9/9/9/9/1N1K4R b",
+        "b9c7 b0c2 c7b9 c2b0 b9c7 b0c2 c7b9 c2b0",
+        [0.0, 0.0],
+    ),
+    # Mutual perpetual check with two cannons: the black cannon f9 checks the red general
+    # f0 when exactly one piece stands between them on the f-file, the red cannon i8 checks
+    # the black general d8 when exactly one stands between on rank 8. At the start the red
+    # horse f6 is that screen (Red in check). f6e8 leaves the f-file and screens rank 8;
+    # d7f8 adds a second screen on rank 8 and screens the f-file alone; e8f6 and f8d7 undo
+    # it the same way. Each move escapes check and gives check: a draw.
+    "both check": (
+        "5c3/3k4C/3n5/5N3/9/9/9/9/9/5K3 w",
+        "f6e8 d7f8 e8f6 f8d7 f6e8 d7f8 e8f6 f8d7",
+        [0.0, 0.0],
+    ),
+    # Red first shuffles its general d0-d1 (no check) while Black shuffles e9-f9, and only
+    # the second time round checks with the chariot a8-a9-a8. Red has not checked with
+    # every move since the start first stood: a draw.
+    "checks start after the first occurrence": (
+        "4k4/R8/9/9/9/9/9/9/9/3K5 w",
+        "d0d1 e9f9 d1d0 f9e9 a8a9 e9e8 a9a8 e8e9",
+        [0.0, 0.0],
+    ),
 }
 
 
@@ -246,9 +301,11 @@ def test_random_play_matches_openspiel():
 
 def test_random_play_with_draw_rules_matches_openspiel_until_a_draw(game):
     endings = assert_matches_openspiel(game, pyspiel.load_game("xiangqi"), NUM_GAMES, seed=2)
-    # Every ending occurs (with this seed: 22 Red and 30 Black wins, 87 games reaching the
-    # 400-ply limit, 8 repetitions, 3 without a capture for 120 plies).
-    assert all(count > 0 for count in endings.values()), endings
+    # Every ending OpenSpiel can check occurs (with this seed: 22 Red and 30 Black wins, 87
+    # games reaching the 400-ply limit, 8 repetitions, 3 without a capture for 120 plies).
+    # Random play gives no perpetual check here; REPEATING's hand-made lines test that rule.
+    perpetual = endings.pop("perpetual check")
+    assert all(count > 0 for count in endings.values()) and perpetual == 0, endings
 
 
 @pytest.mark.parametrize("name", list(HAND_MADE))
@@ -298,6 +355,122 @@ def test_threefold_repetition_is_a_draw(game, step):
     assert not bool(play(no_rule, jax.jit(no_rule.step), START_FEN, shuffle * 3).terminated)
 
 
+@pytest.mark.parametrize("name", list(REPEATING))
+def test_repetition_with_perpetual_check(game, step, name):
+    """Each line of REPEATING, its verdict worked out by hand (see there)."""
+    fen, moves, rewards = REPEATING[name]
+    moves = moves.split()
+    before = play(game, step, fen, moves[:-1])
+    assert not bool(before.terminated) and int(before.repetitions) <= 2
+    state = play(game, step, fen, moves)
+    assert bool(state.terminated) and int(state.repetitions) == 3
+    assert state.rewards.tolist() == rewards
+    status = notation.render(game, state).splitlines()[-1]
+    if rewards[0] < 0:
+        assert game.perpetual_checker(state) == 0
+        assert status == "Red checked perpetually: Black wins"
+    else:
+        assert game.perpetual_checker(state) is None
+        assert status == "draw: position repeated 3 times"
+
+
+def test_perpetual_check_rule_off_draws():
+    """With `perpetual_check_loses=False` Red's perpetual check draws, as every repetition
+    did before the rule."""
+    game = Xiangqi(perpetual_check_loses=False)
+    assert "perpetual_check_loses=False" in repr(game)
+    for name in ["red checks, red repeats", "red checks, black repeats"]:
+        fen, moves, _ = REPEATING[name]
+        state = play(game, jax.jit(game.step), fen, moves.split())
+        assert bool(state.terminated) and state.rewards.tolist() == [0.0, 0.0]
+        assert game.perpetual_checker(state) is None
+    with pytest.raises(ValueError, match="perpetual_check_loses"):
+        Xiangqi(perpetual_check_loses="no")
+
+
+def test_perpetual_check_under_jit_matches_eager(game):
+    """A jitted scan of `step` over a line reaches the same states as eager steps."""
+    fen, moves, rewards = REPEATING["red checks, red repeats"]
+    state = from_fen(game, fen)
+    actions = []
+    eager = [state]
+    for move in moves.split():
+        actions.append(notation.parse_action(game, move, eager[-1]))
+        eager.append(game.step(eager[-1], actions[-1]))
+
+    def replay(state, actions):
+        return jax.lax.scan(lambda s, a: (game.step(s, a),) * 2, state, actions)[1]
+
+    jitted = jax.jit(replay)(state, np.asarray(actions, np.int32))
+    expected = jax.tree.map(lambda *xs: np.stack(xs), *eager[1:])
+    jax.tree.map(np.testing.assert_array_equal, jitted, expected)
+    assert jitted.rewards[-1].tolist() == rewards and jitted.terminated.tolist() == [0] * 7 + [1]
+
+
+def _uci(move: str) -> str:
+    """Fairy-Stockfish's name of an ICCS move: the same files, ranks counted from 1."""
+    return f"{move[0]}{int(move[1]) + 1}{move[2]}{int(move[3]) + 1}"
+
+
+def fairy_stockfish_verdict(fen: str, moves: list[str]) -> tuple[str, str]:
+    """Fairy-Stockfish's score for the last of `moves` played from `fen`, searched alone
+    (`go depth 5 searchmoves`) after the others.
+
+    Returns:
+      (engine name, score): the engine's `id name` and the UCI score of the last
+      iteration, "mate N" (N moves to mate, negative: the mover is mated) or "cp N".
+    """
+    path = require_program(
+        "fairy-stockfish", install="apt-get install fairy-stockfish", paths=("/usr/games",)
+    )
+    commands = [
+        "uci",
+        "setoption name UCI_Variant value xiangqi",
+        f"position fen {fen} - - 0 1 moves {' '.join(map(_uci, moves[:-1]))}",
+        f"go depth 5 searchmoves {_uci(moves[-1])}",
+    ]
+    with subprocess.Popen(
+        [path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as engine:
+        engine.stdin.write("\n".join(commands) + "\n")
+        engine.stdin.flush()
+        name, scores = "", []
+        for line in engine.stdout:
+            name = line[len("id name ") :].strip() if line.startswith("id name ") else name
+            scores += re.findall(r" score (cp -?\d+|mate -?\d+)", line)
+            if line.startswith("bestmove"):
+                break
+        engine.stdin.write("quit\n")
+        engine.stdin.flush()
+    assert scores, f"{name or path} gave no score"
+    return name, scores[-1]
+
+
+@pytest.mark.parametrize("name", list(REPEATING))
+def test_perpetual_check_agrees_with_fairy_stockfish(game, step, name):
+    """Fairy-Stockfish scores the last move of each line as its repetition rule ends it:
+    "mate 1" (the mover wins at once), "mate -1" (the mover loses at once) or "cp 0" (a
+    draw; every line leaves one side far ahead otherwise). Our reward for the mover must
+    match, except in the mutual perpetual check, which Fairy-Stockfish before 2022
+    (version 14 and older; Debian ships 11.1) lets the side that completes it lose where
+    later versions and we draw."""
+    fen, moves, _ = REPEATING[name]
+    moves = moves.split()
+    state = play(game, step, fen, moves)
+    mover = 1 - int(state.current_player)
+    ours = {1.0: "mate 1", -1.0: "mate -1", 0.0: "cp 0"}[state.rewards.tolist()[mover]]
+    engine, score = fairy_stockfish_verdict(fen, moves)
+    version = re.match(r"Fairy-Stockfish (\d+)", engine)
+    if name == "both check" and version and int(version[1]) <= 14:
+        assert score == "mate -1", engine
+    else:
+        assert score == ours, engine
+    if ours == "mate -1":
+        # One cycle earlier (the second occurrence) the same checking move does not lose:
+        # Fairy-Stockfish also ends the game at the third occurrence, not the second.
+        assert fairy_stockfish_verdict(fen, moves[:-4])[1] != "mate -1"
+
+
 def test_position_hashes_follow_the_board(game, step):
     """The hash `step` updates move by move equals the hash of the board it reaches."""
     state, key = game.init(jax.random.key(0)), jax.random.key(4)
@@ -305,6 +478,8 @@ def test_position_hashes_follow_the_board(game, step):
         ring = state.history.shape[0]
         expected = xiangqi.position_hash(np.asarray(state.board), int(state.current_player))
         np.testing.assert_array_equal(state.history[int(state.step_count) % ring], expected)
+        # The check flag beside it, taken from the move generator's king-safety words.
+        assert bool(state.checks[int(state.step_count) % ring]) == game.in_check(state)
         if bool(state.terminated):
             break
         key, choice = jax.random.split(key)

@@ -66,7 +66,7 @@ def assert_matches_openspiel(game, spiel_game, num_games: int, *, seed: int = 0)
 
     Returns:
       A dict of counts of how the games ended: "red", "black" (wins), "drawn at the move
-      limit", "repetition", "no capture".
+      limit", "repetition", "no capture", "perpetual check" (a win OpenSpiel does not rule).
     """
     actions, states = play_random_games(game, jax.random.key(seed), num_games)
     assert states.terminated[-1].all()
@@ -74,7 +74,9 @@ def assert_matches_openspiel(game, spiel_game, num_games: int, *, seed: int = 0)
     recomputed = jax.jit(jax.vmap(jax.vmap(game.legal_action_mask)))(states)  # [T+1, B, A]
     np.testing.assert_array_equal(np.asarray(recomputed)[live], states.legal_action_mask[live])
     to_spiel = spiel_actions()
-    endings = dict.fromkeys(["red", "black", "move limit", "repetition", "no capture"], 0)
+    endings = dict.fromkeys(
+        ["red", "black", "move limit", "repetition", "no capture", "perpetual check"], 0
+    )
     for index in range(num_games):
         spiel_state = spiel_game.new_initial_state()
         for ply in range(actions.shape[0] + 1):
@@ -82,7 +84,9 @@ def assert_matches_openspiel(game, spiel_game, num_games: int, *, seed: int = 0)
             player = int(states.current_player[ply, index])
             if states.terminated[ply, index]:
                 rewards = states.rewards[ply, index].tolist()
-                if rewards != [0.0, 0.0] or spiel_state.is_terminal():
+                # A perpetual check decided at a repetition: a rule OpenSpiel lacks.
+                decided = rewards != [0.0, 0.0] and not _repeated(game, states, ply, index)
+                if decided or spiel_state.is_terminal():
                     assert spiel_state.is_terminal(), _where(game, states, ply, index)
                     assert rewards == spiel_state.returns(), _where(game, states, ply, index)
                 endings[_ending(game, states, ply, index)] += 1
@@ -101,9 +105,15 @@ def _where(game, states, ply, index):
     return f"game {index} ply {ply}: {to_fen(game, jax.tree.map(lambda x: x[ply, index], states))}"
 
 
+def _repeated(game, states, ply, index) -> bool:
+    return bool(game.repetition_limit) and states.repetitions[ply, index] >= game.repetition_limit
+
+
 def _ending(game, states, ply, index) -> str:
     """How game `index` ended at `ply` (a terminated state); fails if no rule explains it."""
     rewards = states.rewards[ply, index]
+    if rewards[0] != rewards[1] and _repeated(game, states, ply, index):
+        return "perpetual check"
     if rewards[0] != rewards[1]:
         return "red" if rewards[0] > 0 else "black"
     if game.repetition_limit and states.repetitions[ply, index] >= game.repetition_limit:
