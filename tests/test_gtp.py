@@ -1,6 +1,8 @@
-"""The GTP engine: protocol responses, errors for bad commands and input (a fuzz test), and
-complete games against GNU Go (Debian package `gnugo`, installed by .ci/run; the test is
-skipped where it is missing) through a small referee.
+"""The GTP engine: protocol responses, errors for bad commands and input (a fuzz test),
+analysis in Leela Zero's and KataGo's formats streamed through pipes as a GUI reads it,
+handicap, loadsgf, final_status_list, and complete games against GNU Go (Debian package
+`gnugo`, installed by .ci/run; the tests are skipped where it is missing) through a small
+referee.
 
 The referee checks our engine against GNU Go as an independent Go implementation: every
 move either engine generates must be accepted by the other, the stones on the board (GNU Go's
@@ -8,17 +10,26 @@ move either engine generates must be accepted by the other, the stones on the bo
 Tromp-Taylor count of GNU Go's final board.
 """
 
+import datetime
 import io
+import os
+import queue
 import random
+import re
 import subprocess
+import threading
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import PYTHON, REPO, require_program, subprocess_env, tiny_config, untrained_run
+from sgfmill import boards
+from sgfmill import sgf as sgfmill
 
 from azjax import agent as agent_lib
 from azjax import cli
-from azjax.protocols import gtp
+from azjax.protocols import gtp, gtp_analysis
 
 # One entry per compilation of the search of the `engine` fixture: komi is a field of the
 # state, so one compilation serves every komi (and every test of this module).
@@ -36,13 +47,31 @@ def make_counted_searcher(*args, **kwargs):
     return counted
 
 
+# The simulation counts of the analysis searches the `engine` fixture compiles, one entry per
+# compilation: each count must compile once, however many analyses run.
+ANALYSIS_TRACES = []
+MAKE_SNAPSHOT_SEARCH = gtp_analysis.make_snapshot_search
+
+
+def make_counted_snapshot_search(*args, num_simulations):
+    search = MAKE_SNAPSHOT_SEARCH(*args, num_simulations=num_simulations)
+
+    def counted(*inputs):
+        ANALYSIS_TRACES.append(num_simulations)
+        return search(*inputs)
+
+    return counted
+
+
 @pytest.fixture(scope="module")
 def engine(go_run, tmp_path_factory):
     agent = agent_lib.load_agent(go_run, num_simulations=4)
     sgf_dir = tmp_path_factory.mktemp("gtp_sgf")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(gtp.build, "make_agent_searcher", make_counted_searcher)
-        return gtp.Engine(agent, sgf_dir=sgf_dir)
+        patch.setattr(gtp_analysis, "make_snapshot_search", make_counted_snapshot_search)
+        # Analyses search with 4, then 8 simulations (two compilations in all).
+        return gtp.Engine(agent, sgf_dir=sgf_dir, analysis_simulations=(4, 8))
 
 
 def ask(engine, line):
@@ -73,8 +102,10 @@ def test_protocol_basics(engine):
         "final_score",
         "time_settings",
         "time_left",
+        *gtp_analysis.COMMANDS,
     ):
         assert command in listed
+        assert ask(engine, f"known_command {command}") == "= true\n\n"
     assert ask(engine, "") is None and ask(engine, "# a comment") is None
     assert ask(engine, "  name   # trailing comment") == "= azjax\n\n"
     assert ask(engine, "time_settings 300 30 5") == "=\n\n"
@@ -114,6 +145,37 @@ def test_protocol_basics(engine):
         ("komi 81.5", "? komi must be a finite number from -81 to 81"),
         ("komi -100", "? komi must be a finite number from -81 to 81"),
         ("printsgf a b", "? syntax error"),
+        # Analysis arguments as Leela Zero's AnalyzeTags and KataGo's parseAnalyzeCommand
+        # read them: a bad interval, a key without value or an unknown key fails.
+        ("lz-analyze -5", "? cannot parse analyze tags"),
+        ("lz-analyze 1e999", "? cannot parse analyze tags"),
+        ("lz-analyze interval nan", "? cannot parse analyze tags"),
+        ("lz-analyze 10 minmoves", "? cannot parse analyze tags"),
+        ("lz-analyze minmoves -1", "? cannot parse analyze tags"),
+        ("lz-analyze \u0661", "? cannot parse analyze tags"),
+        ("lz-analyze ownership true", "? cannot parse analyze tags"),  # KataGo's key only
+        ("kata-analyze 10 pvVisits maybe", "? cannot parse analyze tags"),
+        ("kata-analyze b 10 avoid b D4 1", "? cannot parse analyze tags"),
+        ("genmove_analyze green", "? cannot parse analyze tags"),
+        ("kgs-genmove_cleanup", "? syntax error"),
+        ("final_status_list", "? syntax error"),
+        ("final_status_list maybe", "? syntax error"),
+        ("fixed_handicap 1", "? invalid number of stones"),
+        ("fixed_handicap 10", "? invalid number of stones"),
+        ("fixed_handicap two", "? invalid number of stones"),
+        ("place_free_handicap 81", "? invalid number of stones"),
+        ("set_free_handicap E5", "? bad vertex list"),
+        ("set_free_handicap E5 e5", "? bad vertex list"),
+        ("set_free_handicap E5 pass", "? bad vertex list"),
+        ("set_free_handicap E5 Z9", "? invalid coordinate"),
+        ("loadsgf", "? syntax error"),
+        ("loadsgf x.sgf 1 2", "? syntax error"),
+        ("loadsgf x.sgf 0", "? move number must be at least 1"),
+        ("loadsgf x.sgf \u00b2", "? syntax error"),
+        ("loadsgf /nonexistent/x.sgf", "? cannot load file: No such file or directory"),
+        ("loadsgf /", "? cannot load file: not a regular file"),
+        ("loadsgf /dev/null", "? cannot load file: not a regular file"),
+        ("loadsgf /proc/version", "? cannot load file: SGF syntax error at character 0"),
     ],
 )
 def test_bad_commands_get_error_responses(engine, line, error):
@@ -210,6 +272,374 @@ def test_komi_is_state_and_the_search_compiles_once(engine):
     ask(engine, "komi 7.5")
 
 
+# Leela Zero, src/UCTSearch.cpp: OutputAnalysisData::get_info_string writes a block
+# ("info move M visits V winrate W prior P lcb L order O pv M ...", winrate, prior and lcb as
+# static_cast<int>(x * 10000)), UCTSearch::output_analysis joins the blocks with spaces on one
+# line, best first.
+VERTEX = r"(?:[A-HJ-T](?:[1-9]|1[0-9])|pass)"
+LZ_BLOCK = (
+    rf"info move (?P<move>{VERTEX}) visits (?P<visits>\d+) winrate (?P<winrate>\d+) "
+    rf"prior (?P<prior>\d+) lcb (?P<lcb>\d+) order (?P<order>\d+) pv (?P<pv>{VERTEX}(?: {VERTEX})*)"
+)
+# KataGo, cpp/command/gtp.cpp: GTPEngine::getAnalyzeCallback (kata-analyze) writes the same
+# layout with utility before winrate, floats from a C++ ostream (std::showpoint, as it prints
+# them for Sabaki), and pvVisits / pvEdgeVisits after the pv when asked for.
+NUMBER = r"-?[0-9]+\.[0-9]*(?:e[+-][0-9]+)?"
+KATA_BLOCK = (
+    rf"info move (?P<move>{VERTEX}) visits (?P<visits>\d+) utility (?P<utility>{NUMBER}) "
+    rf"winrate (?P<winrate>{NUMBER}) prior (?P<prior>{NUMBER}) lcb (?P<lcb>{NUMBER}) "
+    rf"order (?P<order>\d+) pv (?P<pv>{VERTEX}(?: {VERTEX})*)"
+    r"(?: pvVisits (?P<pv_visits>\d+(?: \d+)*))?(?: pvEdgeVisits (?P<pv_edge_visits>\d+(?: \d+)*))?"
+)
+
+
+def info_blocks(line: str, block: str) -> list[dict]:
+    """The blocks of one analysis line, checked against the whole-line format."""
+    unnamed = re.sub(r"\?P<\w+>", "", block)
+    assert re.fullmatch(rf"{unnamed}(?: {unnamed})*", line), line
+    blocks = [match.groupdict() for match in re.finditer(block, line)]
+    assert [int(b["order"]) for b in blocks] == list(range(len(blocks)))
+    for b in blocks:
+        assert b["pv"].split()[0] == b["move"]
+    return blocks
+
+
+def test_lz_analyze_and_kata_analyze_formats(engine):
+    ask(engine, "clear_board")
+    ask(engine, "play b E5")
+    choice = ask(engine, "reg_genmove w")[2:].strip()
+    # Without an input stream an analysis stops after its first search (4 simulations):
+    # "=id", one line, and the empty line that ends the response.
+    lines = ask(engine, "5 lz-analyze 1").split("\n")
+    assert lines[0] == "=5" and lines[2:] == ["", ""]
+    lz = info_blocks(lines[1], LZ_BLOCK)
+    visits = [int(b["visits"]) for b in lz]
+    assert sum(visits) == 4 and all(visits) and visits == sorted(visits, reverse=True)
+    assert lz[0]["move"] == choice  # order 0 is the move genmove plays
+    assert "E5" not in [b["move"] for b in lz]
+    for b in lz:
+        assert 0 <= int(b["lcb"]) <= int(b["winrate"]) <= 10000 and 0 < int(b["prior"]) <= 10000
+
+    lines = ask(engine, "kata-analyze 1 pvVisits true pvEdgeVisits true minmoves 6").split("\n")
+    assert lines[0] == "=" and lines[2:] == ["", ""]
+    kata = info_blocks(lines[1], KATA_BLOCK)
+    assert [int(b["visits"]) for b in kata] == visits + [0] * (6 - len(visits))
+    for lz_block, kata_block in zip(lz, kata, strict=False):  # the same deterministic search
+        assert kata_block["move"] == lz_block["move"] and kata_block["pv"] == lz_block["pv"]
+        assert abs(float(kata_block["winrate"]) * 10000 - int(lz_block["winrate"])) <= 1
+        assert abs(float(kata_block["prior"]) * 10000 - int(lz_block["prior"])) <= 1
+    for b in kata:
+        assert abs(float(b["utility"]) - (2 * float(b["winrate"]) - 1)) < 1e-5
+        assert 0 <= float(b["lcb"]) <= float(b["winrate"]) <= 1
+        pv_visits = [int(n) for n in b["pv_visits"].split()]
+        assert len(pv_visits) == len(b["pv"].split()) and pv_visits[0] == int(b["visits"])
+        assert b["pv_edge_visits"] == b["pv_visits"]
+    capped = ask(engine, "kata-analyze 1 minmoves 3 maxmoves 2").split("\n")[1]
+    assert len(info_blocks(capped, KATA_BLOCK)) == 2
+    # Without an interval nothing is reported (Leela Zero); a finished game has no analysis.
+    assert ask(engine, "lz-analyze") == "=\n\n"
+    assert ask(engine, "kata-analyze b interval 0") == "=\n\n"
+    # For the colour not to move, the analysis follows a pass of the other.
+    blocks = info_blocks(ask(engine, "lz-analyze b 1").split("\n")[1], LZ_BLOCK)
+    assert sum(int(b["visits"]) for b in blocks) == 4
+    ask(engine, "play w pass")
+    assert ask(engine, "lz-analyze w 10").startswith("? cannot analyze for that color")
+    ask(engine, "play b pass")
+    assert ask(engine, "kata-analyze 10") == "=\n\n"
+    assert len(ANALYSIS_TRACES) == len(set(ANALYSIS_TRACES))
+
+
+def test_genmove_analyze_prints_the_search_then_plays(engine):
+    ask(engine, "clear_board")
+    ask(engine, "play b E5")
+    choice = ask(engine, "reg_genmove w")[2:].strip()
+    # "=", the search's line, "play MOVE", the empty line (KataGo's genMove with analysis,
+    # Leela Zero's lz-genmove_analyze in GTP.cpp).
+    lines = ask(engine, "3 lz-genmove_analyze w 1").split("\n")
+    assert lines[0] == "=3" and lines[2] == f"play {choice}" and lines[3:] == ["", ""]
+    assert info_blocks(lines[1], LZ_BLOCK)[0]["move"] == choice
+    assert choice == "pass" or ask(engine, "list_stones white") == f"= {choice}\n\n"
+    lines = ask(engine, "kata-genmove_analyze 1").split("\n")  # black, the player to move
+    assert lines[0] == "=" and re.fullmatch(rf"play {VERTEX}", lines[2]), lines
+    assert info_blocks(lines[1], KATA_BLOCK)[0]["move"] == lines[2][5:]
+    assert re.fullmatch(rf"=\nplay {VERTEX}\n\n", ask(engine, "genmove_analyze w"))
+    record = sgfmill.Sgf_game.from_string(ask(engine, "printsgf")[2:])
+    comments = [
+        node.get("C") if node.has_property("C") else None for node in record.get_main_sequence()[1:]
+    ]
+    assert comments[0] is None and all(
+        re.fullmatch(r"value [+-][01]\.\d{3} \(win rate \d+\.\d%\), 4 visits", c)
+        for c in comments[1:]
+    ), comments
+    assert record.get_root().get("DT") == datetime.date.today().isoformat()
+    ask(engine, "play b pass")
+    ask(engine, "play w pass")
+    assert ask(engine, "lz-genmove_analyze b 1") == "=\nplay pass\n\n"
+
+
+class PipeGui:
+    """`gtp.serve` in a thread, written to and read from through OS pipes, as a GUI does."""
+
+    def __init__(self, engine):
+        in_read, in_write = os.pipe()
+        out_read, out_write = os.pipe()
+        stdin, stdout = os.fdopen(in_read, "rb"), os.fdopen(out_write, "w")
+        self._input = os.fdopen(in_write, "wb", buffering=0)
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._engine = threading.Thread(target=gtp.serve, args=(engine, stdin, stdout))
+        self._engine.start()
+        threading.Thread(target=self._read, args=(os.fdopen(out_read, "rb"),), daemon=True).start()
+
+    def _read(self, output):
+        for line in output:
+            self._lines.put(line.decode().rstrip("\n"))
+
+    def send(self, line: str) -> float:
+        self._input.write(line.encode() + b"\n")
+        return time.monotonic()
+
+    def line(self, timeout: float = 300) -> str:
+        return self._lines.get(timeout=timeout)
+
+    def close(self):
+        self._input.close()  # the end of input ends `serve`
+        self._engine.join(timeout=300)
+
+
+def test_analysis_streams_until_the_next_command(engine):
+    ask(engine, "clear_board")
+    ask(engine, "play b E5")
+    gui = PipeGui(engine)
+    try:
+        gui.send("7 lz-analyze 1")  # a line every centisecond
+        assert gui.line() == "=7"
+        for _ in range(3):
+            info_blocks(gui.line(), LZ_BLOCK)
+        sent = gui.send("8 name")
+        lines = []
+        while (line := gui.line()) != "=8 azjax":
+            lines.append(line)
+        waited = time.monotonic() - sent
+        assert lines[-1] == "" and gui.line() == ""
+        for line in lines[:-1]:  # lines that were on their way
+            info_blocks(line, LZ_BLOCK)
+        assert waited < 10, f"the analysis took {waited:.1f} s to stop"
+        # The first line reports 4 simulations, later ones the search of 8; after that the
+        # analysis is complete and nothing more comes until the next line (here an empty one).
+        gui.send("9 kata-analyze b 20")
+        assert gui.line() == "=9"
+        totals = []
+        while not totals or totals[-1] < 8:
+            totals.append(sum(int(b["visits"]) for b in info_blocks(gui.line(), KATA_BLOCK)))
+        assert totals[0] == 4 and set(totals) == {4, 8}
+        with pytest.raises(queue.Empty):
+            gui.line(timeout=1)
+        gui.send("")
+        assert gui.line() == ""
+        gui.send("10 genmove_analyze w 1")
+        assert gui.line() == "=10"
+        info_blocks(gui.line(), KATA_BLOCK)
+        assert re.fullmatch(rf"play {VERTEX}", gui.line()) and gui.line() == ""
+        gui.send("11 quit")
+        assert gui.line() == "=11" and gui.line() == ""
+    finally:
+        gui.close()
+        engine.finished = False
+    assert sorted(ANALYSIS_TRACES) == [4, 8]
+
+
+def test_analysis_ends_with_the_input(engine):
+    stdout = io.StringIO()
+    gtp.serve(engine, io.BytesIO(b"clear_board\n1 kata-analyze 1\n2 name\n3 lz-analyze 1"), stdout)
+    line = r"info move [^\n]*\n"
+    assert re.fullmatch(rf"=\n\n=1\n({line})+\n=2 azjax\n\n=3\n({line})+\n", stdout.getvalue())
+
+
+def test_final_status_list_calls_every_stone_alive(engine):
+    ask(engine, "clear_board")
+    for move in ("play b E5", "play w C3", "play b E6", "play w D3"):
+        ask(engine, move)
+    # GNU Go's format (play_gtp.c, gtp_final_status_list): one string (chain) per line.
+    assert ask(engine, "final_status_list alive") == "= E6 E5\nC3 D3\n\n"
+    assert ask(engine, "final_status_list dead") == "=\n\n"
+    assert ask(engine, "final_status_list seki") == "=\n\n"
+    ask(engine, "clear_board")
+    assert ask(engine, "final_status_list alive") == "=\n\n"
+
+
+def test_kgs_genmove_cleanup_plays_instead_of_passing(engine, tmp_path):
+    # Black everywhere but its eyes A9 and C9 and J1, the last liberty of white's dead H1, H2,
+    # J2. Where the search passes, cleanup captures them at J1 rather than fill an eye.
+    board = np.ones(81, np.int8)
+    board[[0, 2, 80]] = 0
+    board[[79, 70, 71]] = -1
+    state = engine.game.setup(board, 0)
+    weights = np.zeros(82, np.float32)
+    weights[[81, 0, 2]] = 0.5, 0.3, 0.2  # the pass first, then the eyes
+    assert gtp_analysis.is_eye(board, 0, 1, 9) and gtp_analysis.is_eye(board, 2, 1, 9)
+    assert not gtp_analysis.is_eye(board, 80, 1, 9) and not gtp_analysis.is_eye(board, 0, -1, 9)
+    assert gtp_analysis.cleanup_action(state, 81, weights, 9) == 80
+    assert gtp_analysis.cleanup_action(state, 2, weights, 9) == 2  # the search's move stays
+    board[[79, 70, 71, 80]] = 1
+    only_eyes = engine.game.setup(board, 0)
+    assert gtp_analysis.cleanup_action(only_eyes, 81, weights, 9) == 81
+    # Through GTP: the position from SGF setup stones, black to move.
+    path = tmp_path / "cleanup.sgf"
+
+    def points(stone):
+        return "".join(
+            f"[{'abcdefghi'[p % 9]}{'abcdefghi'[p // 9]}]" for p in np.flatnonzero(board == stone)
+        )
+
+    board[[79, 70, 71]] = -1
+    board[80] = 0
+    path.write_text(f"(;SZ[9]AB{points(1)}AW{points(-1)}PL[B])")
+    assert ask(engine, f"loadsgf {path}") == "=\n\n"
+    assert ask(engine, "kgs-genmove_cleanup b") != "= pass\n\n"
+    ask(engine, "clear_board")
+
+
+def test_handicap_commands(engine):
+    ask(engine, "clear_board")
+    assert set(ask(engine, "fixed_handicap 4")[2:].split()) == {"C3", "G7", "C7", "G3"}
+    assert set(ask(engine, "list_stones black")[2:].split()) == {"C3", "G7", "C7", "G3"}
+    assert ask(engine, "fixed_handicap 2") == "? board not empty\n\n"
+    assert ask(engine, "undo") == "? cannot undo\n\n"  # handicap stones are no moves
+    move = ask(engine, "genmove w")[2:].strip()  # white moves next, no pass inserted
+    assert move == "pass" or move in ask(engine, "list_stones white")
+    record = sgfmill.Sgf_game.from_string(ask(engine, "printsgf")[2:])
+    root = record.get_root()
+    assert root.get("HA") == 4 and root.get("PL") == "w"
+    assert {(r, c) for r, c in root.get_setup_stones()[0]} == {(2, 2), (6, 6), (6, 2), (2, 6)}
+    assert record.get_main_sequence()[1].get_move()[0] == "w"
+    ask(engine, "clear_board")
+    stones = ask(engine, "place_free_handicap 3")[2:].split()
+    assert len(set(stones)) == 3 and set(stones) == set(ask(engine, "list_stones b")[2:].split())
+    assert int(engine.state.current_player) == 1
+    ask(engine, "clear_board")
+    stones = ask(engine, "place_free_handicap 11")[2:].split()  # 9 fixed, 2 by the network
+    assert len(set(stones)) == 11 and set(stones) == set(ask(engine, "list_stones b")[2:].split())
+    ask(engine, "clear_board")
+    assert ask(engine, "set_free_handicap D4 F6") == "=\n\n"
+    assert ask(engine, "list_stones black") == "= F6 D4\n\n"
+    assert ask(engine, "set_free_handicap E5 E6") == "? board not empty\n\n"
+    assert ask(engine, "play w E5") == "=\n\n"
+    ask(engine, "clear_board")
+    ask(engine, "play b pass")
+    assert ask(engine, "fixed_handicap 2") == "? board not empty\n\n"
+
+
+def test_handicap_placement_and_status_lists_agree_with_gnugo(engine):
+    """GNU Go's fixed_handicap (GTP 2 specification, section 4.1.1) on 7x7 to 19x19 and its
+    final_status_list format for a position where every stone lives."""
+    gnugo = require_program("gnugo", install="apt-get install gnugo", paths=("/usr/games",))
+    commands = []
+    for size in (7, 8, 9, 13, 19):
+        for count in range(1, 11):
+            commands += [f"boardsize {size}", "clear_board", f"fixed_handicap {count}"]
+    plays = ["play b E5", "play w C3", "play b E6", "play w D3"]
+    commands += ["boardsize 9", "clear_board", *plays]
+    commands += ["final_status_list alive", "final_status_list dead"]
+    result = subprocess.run(
+        [gnugo, "--mode", "gtp", "--level", "0"],
+        input="\n".join(commands) + "\nquit\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    responses = result.stdout.split("\n\n")[: len(commands)]
+    letters = "ABCDEFGHJKLMNOPQRST"
+    for index in range(2, 150, 3):
+        size, count = int(commands[index - 2].split()[1]), int(commands[index].split()[1])
+        points = gtp_analysis.fixed_handicap_points(size, count)
+        ours = (
+            None if points is None else {f"{letters[p % size]}{size - p // size}" for p in points}
+        )
+        theirs = None if responses[index].startswith("?") else set(responses[index][2:].split())
+        assert ours == theirs, (size, count)
+    ask(engine, "clear_board")
+    for command in plays:
+        ask(engine, command)
+    assert ask(engine, "final_status_list alive").rstrip() == responses[-2].rstrip()
+    assert ask(engine, "final_status_list dead").rstrip() == responses[-1].rstrip()
+
+
+def strip_comments(text: str) -> str:
+    return re.sub(r"C\[(?:[^\\\]]|\\.)*\]", "", text)
+
+
+def test_loadsgf_round_trips_printsgf(engine, tmp_path):
+    ask(engine, "clear_board")
+    ask(engine, "komi 6.5")
+    ask(engine, "fixed_handicap 2")
+    for command in ("genmove w", "play b E5", "genmove w", "play b D4", "play b E4"):
+        assert ask(engine, command).startswith("=")
+    path = tmp_path / "game.sgf"
+    assert ask(engine, f"printsgf {path}") == "=\n\n"
+    before = {color: ask(engine, f"list_stones {color}") for color in ("b", "w")}
+    score, record = ask(engine, "final_score"), ask(engine, "printsgf")
+    assert ask(engine, "clear_board") == "=\n\n" and ask(engine, "komi 0.5") == "=\n\n"
+    assert ask(engine, f"loadsgf {path}") == "=\n\n"
+    assert {color: ask(engine, f"list_stones {color}") for color in ("b", "w")} == before
+    assert ask(engine, "final_score") == score  # KM[6.5]
+    assert ask(engine, "printsgf") == strip_comments(record)  # the same game, comments aside
+    assert int(engine.state.current_player) == 1
+    # The position before move 2 (GTP's loadsgf): the handicap and white's first move.
+    assert ask(engine, f"loadsgf {path} 2") == "=\n\n"
+    assert len(engine._moves) == 1 and ask(engine, "list_stones b") == "= G7 C3\n\n"
+    assert ask(engine, "undo") == "=\n\n" and ask(engine, "undo") == "? cannot undo\n\n"
+    ask(engine, "komi 7.5")
+
+
+def test_loadsgf_reads_games_written_by_sgfmill(engine, tmp_path):
+    # sgfmill (an independent SGF writer and Go board) writes a game with setup stones of
+    # both colours, a capture and a pass; loadsgf must reach sgfmill's final board.
+    record = sgfmill.Sgf_game(size=9)
+    root = record.get_root()
+    root.set("KM", 5.5)
+    root.set_setup_stones(
+        black={(8, 1), (4, 4)}, white={(8, 0), (3, 3)}
+    )  # (row from the bottom, column)
+    moves = [("w", (0, 0)), ("b", (7, 0)), ("w", None), ("b", (6, 6)), ("w", (5, 5))]
+    for colour, point in moves:  # black (7, 0) captures white's A9
+        record.extend_main_sequence().set_move(colour, point)
+    board = boards.Board(9)
+    board.apply_setup({(8, 1), (4, 4)}, {(8, 0), (3, 3)}, set())
+    for colour, point in moves:
+        if point is not None:
+            board.play(*point, colour)
+    path = tmp_path / "sgfmill.sgf"
+    path.write_bytes(record.serialise())
+    ask(engine, "clear_board")
+    ask(engine, "play b E5")
+    assert ask(engine, f"loadsgf {path}") == "=\n\n"
+    letters = "ABCDEFGHJ"
+    for colour in ("b", "w"):
+        expected = {
+            f"{letters[c]}{r + 1}" for who, (r, c) in board.list_occupied_points() if who == colour
+        }
+        assert set(ask(engine, f"list_stones {colour}")[2:].split()) == expected
+    assert ask(engine, "final_score") == f"= {sgfmill_score(board, 5.5)}\n\n"
+    # Files that do not load leave the game as it was.
+    stones = ask(engine, "list_stones b")
+    illegal = tmp_path / "illegal.sgf"
+    illegal.write_text("(;SZ[9];B[ee];W[ee])")
+    assert ask(engine, f"loadsgf {illegal}") == "? cannot load file: move 2: illegal move\n\n"
+    big = tmp_path / "big.sgf"
+    big.write_bytes(sgfmill.Sgf_game(size=19).serialise())
+    assert ask(engine, f"loadsgf {big}") == "? cannot load file: the game is 19x19\n\n"
+    assert ask(engine, "list_stones b") == stones
+    ask(engine, "komi 7.5")
+
+
+def sgfmill_score(board: boards.Board, komi: float) -> str:
+    stones = {"black": set(), "white": set()}
+    for colour, (row, column) in board.list_occupied_points():
+        stones["black" if colour == "b" else "white"].add(f"{'ABCDEFGHJ'[column]}{row + 1}")
+    score = tromp_taylor(stones, 9, komi)
+    return f"B+{score:g}" if score > 0 else f"W+{-score:g}" if score else "0"
+
+
 # Bytes that are not UTF-8 (a lone continuation byte, an invalid start, a truncated
 # sequence), in a command id, a command and a line of their own.
 RAW_INPUT = b"1 name\n2 \xff\xfe\x80 name\n3 n\xe9me\n\xc3\x28\n\x80\n4 name\n"
@@ -247,6 +677,13 @@ def test_gtp_command_survives_bytes_that_are_not_utf8(go_run):
     assert result.stdout.decode() == RAW_RESPONSES + "=5\n\n"
 
 
+# Well-formed commands of `gtp_analysis` among the fuzz test's lines (all of them also come
+# with random arguments): analyses stop after their first search (`respond`) or at the next
+# line (`serve`), which is always there at once.
+EXTENSIONS = ["lz-analyze", "kata-genmove_analyze", "kgs-genmove_cleanup", "final_status_list"]
+EXTENSIONS += ["fixed_handicap", "printsgf", "loadsgf"]
+
+
 def fuzz_lines(num_lines: int, seed: int) -> list[bytes]:
     """Random and malformed GTP input lines (bytes ending in a newline): random bytes,
     random tokens, every known command with random arguments of any arity, well-formed
@@ -280,8 +717,8 @@ def fuzz_lines(num_lines: int, seed: int) -> list[bytes]:
             parts = rng.choices(tokens, k=rng.randrange(1, 6))
         else:  # well-formed commands that move the game on, a search now and then
             command = rng.choices(
-                ["play", "undo", "komi", "clear_board", "genmove", "list_stones"],
-                weights=[80, 3, 4, 1, 2, 3],
+                ["play", "undo", "komi", "clear_board", "genmove", "list_stones", *EXTENSIONS],
+                weights=[80, 3, 4, 1, 2, 3, *[1] * len(EXTENSIONS)],
             )[0]
             color = rng.choice(["b", "w"])
             parts = {
@@ -289,7 +726,16 @@ def fuzz_lines(num_lines: int, seed: int) -> list[bytes]:
                 "komi": [command, rng.choice(numbers)],
                 "genmove": [command, color],
                 "list_stones": [command, color],
+                "lz-analyze": [command, color, rng.choice(["0", "1", "50"])],
+                "kata-genmove_analyze": [command, color, "1"],
+                "kgs-genmove_cleanup": [command, color],
+                "final_status_list": [command, rng.choice(["alive", "dead", "seki"])],
+                "fixed_handicap": [command, rng.choice(["2", "4", "9"])],
+                "printsgf": [command, "x.sgf"],
+                "loadsgf": [command, "x.sgf", *rng.choices(["1", "5", "50"], k=rng.randrange(2))],
             }.get(command, [command])
+            if command == "fixed_handicap":  # on an empty board
+                lines.append(b"clear_board\n")
         if rng.random() < 0.3:
             parts.insert(0, rng.choice(["1", "007", "\u0661", "\u00b2", "9" * 30, "-1", "1.5"]))
         text = "".join(word + (rng.choice(spaces) if rng.random() < 0.2 else " ") for word in parts)
@@ -331,6 +777,7 @@ def test_random_and_malformed_input_gets_gtp_responses(engine, tmp_path, monkeyp
         assert move == "pass" or move in ask(engine, "list_stones black").split()
         assert ask(engine, "final_score").startswith("= ")
         assert len(SEARCH_TRACES) == 1  # the komi changed hundreds of times
+        assert len(ANALYSIS_TRACES) == len(set(ANALYSIS_TRACES))
     finally:
         engine.finished = False
         ask(engine, "komi 7.5")

@@ -10,8 +10,10 @@ at most the number of points either way.
 
 Commands: the GTP 2 core (protocol_version, name, version, known_command, list_commands,
 quit, boardsize, clear_board, komi, play, genmove), undo, showboard, final_score, the time
-commands (accepted, the search is fixed by `--simulations`), and the GNU Go extensions
-list_stones, reg_genmove and printsgf.
+commands (accepted, the search is fixed by `--simulations`), the GNU Go extensions
+list_stones, reg_genmove and printsgf, and those of `gtp_analysis`: handicap, loadsgf,
+final_status_list, kgs-genmove_cleanup and the streamed analysis of Leela Zero and KataGo.
+Records (printsgf, `sgf_dir`) hold the date and the searched value of the engine's moves.
 
 Our games alternate strictly (see `games.base`), while GTP lets a controller play two moves of
 one colour in a row: the engine then inserts a pass for the other colour (refused where that
@@ -21,58 +23,40 @@ so that controllers decide when a game ends. The `komi` command sets the komi fi
 positions (`GoState.komi`), so one compiled search serves every komi.
 """
 
+import datetime
+import functools
 import re
 import sys
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from azjax import __version__, build, games, notation
 from azjax.agent import Agent
 from azjax.games import State
-from azjax.protocols import sgf
+from azjax.protocols import gtp_analysis, sgf
+from azjax.protocols.gtp_analysis import COLORS, FLOAT, GtpError, Streaming, integer, integers
 from azjax.types import UserError
 
 COMMANDS = (
-    "protocol_version",
-    "name",
-    "version",
-    "known_command",
-    "list_commands",
-    "quit",
-    "boardsize",
-    "clear_board",
-    "komi",
-    "play",
-    "genmove",
-    "reg_genmove",
-    "undo",
-    "showboard",
-    "final_score",
-    "list_stones",
-    "printsgf",
-    "time_settings",
-    "time_left",
-    "kgs-time_settings",
+    *("protocol_version", "name", "version", "known_command", "list_commands", "quit"),
+    *("boardsize", "clear_board", "komi", "play", "genmove", "reg_genmove", "undo"),
+    *("showboard", "final_score", "list_stones", "printsgf"),
+    *("time_settings", "time_left"),
+    *gtp_analysis.COMMANDS,
 )
-_COLORS = {"b": 0, "black": 0, "w": 1, "white": 1}
-# GTP numbers in ASCII only: command ids, integers (at most 18 digits) and floats (komi).
-_ID = re.compile(r"[0-9]+")
-_INTEGER = re.compile(r"-?[0-9]{1,18}")
-_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_ID = re.compile(r"[0-9]+")  # a command id: ASCII digits
 # Games under GTP end when the controller says so (two passes, resignation); the move limit
 # that bounds self-play is raised to this many times the number of points.
 _MAX_MOVES_FACTOR = 8
 
 
-class GtpError(Exception):
-    """A command failed; the message is the GTP error response."""
-
-
-class Engine:
+class Engine(gtp_analysis.ExtensionCommands):
     """Answers GTP commands for one Go agent; one game at a time, with undo.
 
     Args:
@@ -82,6 +66,8 @@ class Engine:
       seed: seeds the search.
       resign_below: resign when the searched value of the position drops below this
         (None: never resign).
+      analysis_simulations: the simulation counts of the searches of an analysis (default:
+        `gtp_analysis.default_analysis_simulations`).
     """
 
     def __init__(
@@ -91,6 +77,7 @@ class Engine:
         sgf_dir: str | Path | None = None,
         seed: int = 0,
         resign_below: float | None = None,
+        analysis_simulations: Sequence[int] | None = None,
     ):
         if not agent.game.name.startswith("go_"):
             raise UserError(f"the GTP engine plays go; this run plays {agent.game.name}")
@@ -113,12 +100,11 @@ class Engine:
                 config, self.game, agent.network, num_simulations=agent.num_simulations
             )
         )
+        self._analyzer = gtp_analysis.Analyzer(agent, self.game, analysis_simulations)
         self._vertices = {
             notation.action_to_string(self.game, a).lower(): a for a in range(self.game.num_actions)
         }
-        self._clear()
-
-    # Game bookkeeping ---------------------------------------------------------------------
+        self._new_game()
 
     @property
     def state(self) -> State:
@@ -131,17 +117,27 @@ class Engine:
         value = jnp.float32(komi)
         self._states = [state.replace(komi=value) for state in self._states]
 
-    def _clear(self) -> None:
-        self._states = [self.game.init(jax.random.PRNGKey(0)).replace(komi=jnp.float32(self.komi))]
+    def _new_game(
+        self, setup: np.ndarray | None = None, first_player: int = 0, date: str | None = None
+    ) -> None:
+        """Starts a game from `setup` stones ([N] int8, +1 black, -1 white; None: an empty
+        board) with `first_player` to move, played on `date` (default: today)."""
+        board = np.zeros(self.size * self.size, np.int8) if setup is None else setup
+        start = self.game.setup(board, first_player).replace(komi=jnp.float32(self.komi))
+        self._states: list[State] = [start]
         self._moves: list[int] = []
+        self._comments: list[str | None] = []  # per move: the search's, for the engine's moves
+        self._setup = setup
+        self._date = date or datetime.date.today().isoformat()
 
-    def _push(self, action: int) -> None:
+    def _push(self, action: int, comment: str | None = None) -> None:
         self._states.append(self._step(self.state, jnp.int32(action)))
         self._moves.append(action)
+        self._comments.append(comment)
 
     def _truncate(self, num_moves: int) -> None:
         """Takes back the moves after the first `num_moves`."""
-        del self._states[num_moves + 1 :], self._moves[num_moves:]
+        del self._states[num_moves + 1 :], self._moves[num_moves:], self._comments[num_moves:]
 
     def _align(self, color: int) -> None:
         """Makes `color` the player to move, inserting a pass for the other colour."""
@@ -180,14 +176,20 @@ class Engine:
     def record(self) -> str:
         """The current game as SGF (result: the Tromp-Taylor score once it has ended)."""
         over = bool(self.state.terminated)
-        result = sgf.result_string(self._score()) if over else None
-        return sgf.game_record(self.game, self._moves, result=result, komi=self.komi)
-
-    # Argument parsing ---------------------------------------------------------------------
+        return sgf.game_record(
+            self.game,
+            self._moves,
+            result=sgf.result_string(self._score()) if over else None,
+            komi=self.komi,
+            setup=self._setup,
+            first_player=int(self._states[0].current_player),
+            comments=self._comments,
+            date=self._date,
+        )
 
     @staticmethod
     def _color(text: str) -> int:
-        color = _COLORS.get(text.lower())
+        color = COLORS.get(text.lower())
         if color is None:
             raise GtpError("invalid color")
         return color
@@ -201,10 +203,9 @@ class Engine:
     def _name(self, action: int) -> str:
         return notation.action_to_string(self.game, action).upper().replace("PASS", "pass")
 
-    # Commands ------------------------------------------------------------------------------
-
-    def handle(self, command: str, args: list[str]) -> str:
-        """Runs one command; returns the response text or raises GtpError."""
+    def handle(self, command: str, args: list[str]) -> str | Streaming:
+        """Runs one command; returns the response text (or a `Streaming` one) or raises
+        GtpError."""
         if command not in COMMANDS:
             raise GtpError("unknown command")
         handler = getattr(self, "_cmd_" + command.replace("-", "_"))
@@ -231,19 +232,19 @@ class Engine:
         return ""
 
     def _cmd_boardsize(self, size):
-        if _integer(size, "boardsize not an integer") != self.size:
+        if integer(size, "boardsize not an integer") != self.size:
             raise GtpError("unacceptable size")
         self.save_game()
-        self._clear()
+        self._new_game()
         return ""
 
     def _cmd_clear_board(self):
         self.save_game()
-        self._clear()
+        self._new_game()
         return ""
 
     def _cmd_komi(self, value):
-        if not _FLOAT.fullmatch(value):  # float() would take "nan", "inf", "1_0" and "٣"
+        if not FLOAT.fullmatch(value):  # float() would take "nan", "inf", "1_0" and "٣"
             raise GtpError("komi not a float")
         komi, limit = float(value), self.size * self.size
         if not abs(komi) <= limit:  # also catches "1e999" (inf)
@@ -263,8 +264,9 @@ class Engine:
         self._push(action)
         return ""
 
-    def _generate(self, color, *, play: bool) -> str:
-        """Searches a move for `color` in the current position; plays it if `play`."""
+    def _generate(self, color, *, play: bool, cleanup: bool = False) -> str:
+        """Searches a move for `color` in the current position; plays it if `play`; with
+        `cleanup`, plays on instead of passing (`gtp_analysis.cleanup_action`)."""
         color = self._color(color)
         if bool(self.state.terminated):
             return "pass"
@@ -272,13 +274,21 @@ class Engine:
         self._align(color)
         self._key, key = jax.random.split(self._key)
         batched = jax.tree.map(lambda x: x[None], self.state)
-        output = self._act(self.agent.variables, batched, key)
+        output = jax.device_get(self._act(self.agent.variables, batched, key))
         action, value = int(output.action[0]), float(output.value[0])
+        if cleanup:
+            weights = output.action_weights[0]
+            action = gtp_analysis.cleanup_action(self.state, action, weights, self.size)
+        return self._finish_move(played, action, value, play=play)
+
+    def _finish_move(self, played: int, action: int, value: float, *, play: bool = True) -> str:
+        """Resigns, takes back (unless `play`) or plays the searched `action` (the position's
+        searched `value` goes into the record); returns the GTP response."""
         resign = self.resign_below is not None and value < self.resign_below
         if resign or not play:
             self._truncate(played)
             return "resign" if resign else self._name(action)
-        self._push(action)
+        self._push(action, sgf.search_comment(value, self.agent.num_simulations))
         return self._name(action)
 
     def _cmd_genmove(self, color):
@@ -313,18 +323,12 @@ class Engine:
         return self.record().strip()
 
     def _cmd_time_settings(self, main_time, byo_yomi_time, byo_yomi_stones):
-        _integers(main_time, byo_yomi_time, byo_yomi_stones)
+        integers(main_time, byo_yomi_time, byo_yomi_stones)
         return ""
 
     def _cmd_time_left(self, color, time, stones):
         self._color(color)
-        _integers(time, stones)
-        return ""
-
-    def _cmd_kgs_time_settings(self, system, *values):
-        if system not in ("none", "absolute", "byoyomi", "canadian"):
-            raise GtpError("syntax error")
-        _integers(*values)
+        integers(time, stones)
         return ""
 
 
@@ -339,27 +343,21 @@ def _syntax_error():
     raise GtpError("syntax error")
 
 
-def _integer(text: str, message: str = "syntax error") -> int:
-    """A GTP integer in ASCII digits (str.isdigit would take "²" and "١"), else GtpError."""
-    if not _INTEGER.fullmatch(text):
-        raise GtpError(message)
-    return int(text)
-
-
-def _integers(*values: str) -> None:
-    for value in values:
-        _integer(value)
-
-
 def _clean(line: str) -> str:
     """GTP preprocessing: drop control characters and comments, tabs become spaces."""
     line = line.split("#", 1)[0].replace("\t", " ")
     return "".join(c for c in line if c >= " " or c == "\n").strip()
 
 
-def respond(engine: Engine, line: str) -> str | None:
+def respond(engine: Engine, line: str, *, emit=None, wait=None) -> str | None:
     """The full response (with its id and the closing blank line) to one input line, or
-    None for a line holding no command (empty or a comment)."""
+    None for a line holding no command (empty or a comment).
+
+    A streaming response (an analysis) writes its `=` line and its lines with `emit` as they
+    come and runs until `wait(timeout)` reports the next input line (`Streaming`); the rest
+    of it is returned. Without `emit` and `wait` it stops after its first search and all of
+    it is returned.
+    """
     words = _clean(line).split()
     if not words:
         return None
@@ -376,6 +374,8 @@ def respond(engine: Engine, line: str) -> str | None:
     except Exception as error:  # a bug must not kill a running game: report it and go on
         traceback.print_exc(file=sys.stderr)
         text, status = f"internal error: {type(error).__name__}: {error}", "?"
+    if isinstance(text, Streaming):
+        return text.finish(command_id, emit, wait)
     separator = "" if not text or text.startswith("\n") else " "
     return f"{status}{command_id}{separator}{text}\n\n"
 
@@ -384,29 +384,17 @@ def serve(engine: Engine, stdin: BinaryIO | TextIO, stdout: TextIO) -> int:
     """Answers commands from `stdin` until `quit` or the end of input; returns 0.
 
     Lines are read as bytes (from `stdin.buffer` where there is one) and decoded as UTF-8
-    with undecodable bytes replaced, so that no input stops the engine.
+    with undecodable bytes replaced, so that no input stops the engine. An analysis streams
+    until the next line arrives (`gtp_analysis.LineReader`).
     """
-    for line in getattr(stdin, "buffer", stdin):
-        if isinstance(line, bytes):
-            line = line.decode("utf-8", errors="replace")
-        response = respond(engine, line)
+    lines = gtp_analysis.LineReader(stdin)
+    write = functools.partial(gtp_analysis.write, stdout)
+    while (line := lines.readline()) is not None:
+        response = respond(engine, line, emit=write, wait=lines.wait)
         if response is not None:
-            _write(stdout, response)
+            write(response)
         if engine.finished:
             break
     else:
         engine.save_game()
     return 0
-
-
-def _write(stdout: TextIO, text: str) -> None:
-    """Writes a response as UTF-8 (to `stdout.buffer` where there is one, so that a stdout
-    with a narrower encoding cannot fail on a response that echoes the input)."""
-    binary = getattr(stdout, "buffer", None)
-    if binary is None:
-        stdout.write(text)
-        stdout.flush()
-        return
-    stdout.flush()
-    binary.write(text.encode("utf-8", errors="replace"))
-    binary.flush()
