@@ -29,7 +29,7 @@ from sgfmill import sgf as sgfmill
 
 from azjax import agent as agent_lib
 from azjax import cli
-from azjax.protocols import gtp, gtp_analysis
+from azjax.protocols import gtp, gtp_analysis, gtp_extensions
 
 # One entry per compilation of the search of the `engine` fixture: komi is a field of the
 # state, so one compilation serves every komi (and every test of this module).
@@ -102,7 +102,7 @@ def test_protocol_basics(engine):
         "final_score",
         "time_settings",
         "time_left",
-        *gtp_analysis.COMMANDS,
+        *gtp_extensions.COMMANDS,
     ):
         assert command in listed
         assert ask(engine, f"known_command {command}") == "= true\n\n"
@@ -476,13 +476,14 @@ def test_kgs_genmove_cleanup_plays_instead_of_passing(engine, tmp_path):
     state = engine.game.setup(board, 0)
     weights = np.zeros(82, np.float32)
     weights[[81, 0, 2]] = 0.5, 0.3, 0.2  # the pass first, then the eyes
-    assert gtp_analysis.is_eye(board, 0, 1, 9) and gtp_analysis.is_eye(board, 2, 1, 9)
-    assert not gtp_analysis.is_eye(board, 80, 1, 9) and not gtp_analysis.is_eye(board, 0, -1, 9)
-    assert gtp_analysis.cleanup_action(state, 81, weights, 9) == 80
-    assert gtp_analysis.cleanup_action(state, 2, weights, 9) == 2  # the search's move stays
+    assert gtp_extensions.is_eye(board, 0, 1, 9) and gtp_extensions.is_eye(board, 2, 1, 9)
+    assert not gtp_extensions.is_eye(board, 80, 1, 9)
+    assert not gtp_extensions.is_eye(board, 0, -1, 9)
+    assert gtp_extensions.cleanup_action(state, 81, weights, 9) == 80
+    assert gtp_extensions.cleanup_action(state, 2, weights, 9) == 2  # the search's move stays
     board[[79, 70, 71, 80]] = 1
     only_eyes = engine.game.setup(board, 0)
-    assert gtp_analysis.cleanup_action(only_eyes, 81, weights, 9) == 81
+    assert gtp_extensions.cleanup_action(only_eyes, 81, weights, 9) == 81
     # Through GTP: the position from SGF setup stones, black to move.
     path = tmp_path / "cleanup.sgf"
 
@@ -551,7 +552,7 @@ def test_handicap_placement_and_status_lists_agree_with_gnugo(engine):
     letters = "ABCDEFGHJKLMNOPQRST"
     for index in range(2, 150, 3):
         size, count = int(commands[index - 2].split()[1]), int(commands[index].split()[1])
-        points = gtp_analysis.fixed_handicap_points(size, count)
+        points = gtp_extensions.fixed_handicap_points(size, count)
         ours = (
             None if points is None else {f"{letters[p % size]}{size - p // size}" for p in points}
         )
@@ -677,7 +678,7 @@ def test_gtp_command_survives_bytes_that_are_not_utf8(go_run):
     assert result.stdout.decode() == RAW_RESPONSES + "=5\n\n"
 
 
-# Well-formed commands of `gtp_analysis` among the fuzz test's lines (all of them also come
+# Well-formed commands of `gtp_extensions` among the fuzz test's lines (all of them also come
 # with random arguments): analyses stop after their first search (`respond`) or at the next
 # line (`serve`), which is always there at once.
 EXTENSIONS = ["lz-analyze", "kata-genmove_analyze", "kgs-genmove_cleanup", "final_status_list"]

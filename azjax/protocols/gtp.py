@@ -11,7 +11,7 @@ at most the number of points either way.
 Commands: the GTP 2 core (protocol_version, name, version, known_command, list_commands,
 quit, boardsize, clear_board, komi, play, genmove), undo, showboard, final_score, the time
 commands (accepted, the search is fixed by `--simulations`), the GNU Go extensions
-list_stones, reg_genmove and printsgf, and those of `gtp_analysis`: handicap, loadsgf,
+list_stones, reg_genmove and printsgf, and those of `gtp_extensions`: handicap, loadsgf,
 final_status_list, kgs-genmove_cleanup and the streamed analysis of Leela Zero and KataGo.
 Records (printsgf, `sgf_dir`) hold the date and the searched value of the engine's moves.
 
@@ -39,8 +39,8 @@ import numpy as np
 from azjax import __version__, build, games, notation
 from azjax.agent import Agent
 from azjax.games import State
-from azjax.protocols import gtp_analysis, sgf
-from azjax.protocols.gtp_analysis import COLORS, FLOAT, GtpError, Streaming, integer, integers
+from azjax.protocols import gtp_analysis, gtp_extensions, gtp_io, sgf
+from azjax.protocols.gtp_io import COLORS, FLOAT, GtpError, Streaming, integer, integers
 from azjax.types import UserError
 
 COMMANDS = (
@@ -48,7 +48,7 @@ COMMANDS = (
     *("boardsize", "clear_board", "komi", "play", "genmove", "reg_genmove", "undo"),
     *("showboard", "final_score", "list_stones", "printsgf"),
     *("time_settings", "time_left"),
-    *gtp_analysis.COMMANDS,
+    *gtp_extensions.COMMANDS,
 )
 _ID = re.compile(r"[0-9]+")  # a command id: ASCII digits
 # Games under GTP end when the controller says so (two passes, resignation); the move limit
@@ -56,7 +56,7 @@ _ID = re.compile(r"[0-9]+")  # a command id: ASCII digits
 _MAX_MOVES_FACTOR = 8
 
 
-class Engine(gtp_analysis.ExtensionCommands):
+class Engine(gtp_extensions.ExtensionCommands):
     """Answers GTP commands for one Go agent; one game at a time, with undo.
 
     Args:
@@ -266,7 +266,7 @@ class Engine(gtp_analysis.ExtensionCommands):
 
     def _generate(self, color, *, play: bool, cleanup: bool = False) -> str:
         """Searches a move for `color` in the current position; plays it if `play`; with
-        `cleanup`, plays on instead of passing (`gtp_analysis.cleanup_action`)."""
+        `cleanup`, plays on instead of passing (`gtp_extensions.cleanup_action`)."""
         color = self._color(color)
         if bool(self.state.terminated):
             return "pass"
@@ -278,7 +278,7 @@ class Engine(gtp_analysis.ExtensionCommands):
         action, value = int(output.action[0]), float(output.value[0])
         if cleanup:
             weights = output.action_weights[0]
-            action = gtp_analysis.cleanup_action(self.state, action, weights, self.size)
+            action = gtp_extensions.cleanup_action(self.state, action, weights, self.size)
         return self._finish_move(played, action, value, play=play)
 
     def _finish_move(self, played: int, action: int, value: float, *, play: bool = True) -> str:
@@ -385,10 +385,10 @@ def serve(engine: Engine, stdin: BinaryIO | TextIO, stdout: TextIO) -> int:
 
     Lines are read as bytes (from `stdin.buffer` where there is one) and decoded as UTF-8
     with undecodable bytes replaced, so that no input stops the engine. An analysis streams
-    until the next line arrives (`gtp_analysis.LineReader`).
+    until the next line arrives (`gtp_io.LineReader`).
     """
-    lines = gtp_analysis.LineReader(stdin)
-    write = functools.partial(gtp_analysis.write, stdout)
+    lines = gtp_io.LineReader(stdin)
+    write = functools.partial(gtp_io.write, stdout)
     while (line := lines.readline()) is not None:
         response = respond(engine, line, emit=write, wait=lines.wait)
         if response is not None:
