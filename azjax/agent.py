@@ -171,6 +171,8 @@ def make_opponent(game: Game, spec: str, *, num_simulations: int | None = None):
         return (lambda params, states, key: perfect(states, key)), None
     if kind == "mcts":
         return search_player(make_mcts_baseline(game, num_simulations=argument)), None
+    if kind == "ladder":
+        raise UserError(f"opponent {spec!r} plays only in training evaluations (eval.opponents)")
     if kind in ("previous", "engine"):
         raise UserError(
             f"opponent {spec!r} plays only in training evaluations (eval.opponents) and in "
@@ -203,6 +205,22 @@ def make_evaluation(
     )
 
 
+def ladder_level(spec: str, records: list[dict]) -> int:
+    """The simulations the opponent `ladder:N` plays at the next evaluation after `records`.
+
+    It starts at N and rises by N after each evaluation whose games the agent all won; the
+    records (a run's metrics, iterations in order) hold the level each evaluation played at.
+    """
+    _, step = parse_opponent_spec(spec)
+    for record in reversed(records):
+        level = record.get(f"eval/{spec}/simulations")
+        if level is not None:
+            games = record[f"eval/{spec}/games"]
+            won_all = round(record[f"eval/{spec}/win_rate"] * games) == games
+            return int(level) + (step if won_all else 0)
+    return step
+
+
 class Evaluation:
     """`evaluate(variables, iteration) -> metrics`: the agent against each opponent.
 
@@ -210,8 +228,11 @@ class Evaluation:
     engines (`gtp:...`, `uci:...`), which play `num_games` host games one at a time. The
     opponent `previous` is the network of the previous evaluation (at a session's first
     evaluation: the network the session started from, see `begin`), with 2 random opening
-    plies since both sides are deterministic. Metrics per opponent OPP: `eval/OPP/win_rate`,
-    `draw_rate`, `loss_rate`, `score` and `games`.
+    plies since both sides are deterministic. The opponent `ladder:N` is pure MCTS at a level
+    that starts at N simulations and rises by N after each evaluation the agent won every
+    game of (AlphaZero_Gomoku's schedule); each level compiles its own match, once. Metrics
+    per opponent OPP: `eval/OPP/win_rate`, `draw_rate`, `loss_rate`, `score` and `games`, and
+    for a ladder `eval/OPP/simulations` (the level played).
     """
 
     def __init__(self, game, searcher, *, opponents, num_games, seed, engine_timeout):
@@ -220,12 +241,16 @@ class Evaluation:
         self._agent = arena.search_player(searcher)
         self._previous = None
         self._matches, self._engines = {}, {}
+        self._ladders, self._ladder_matches = {}, {}  # spec -> level; simulations -> match
         for spec in opponents:
             kind, argument = parse_opponent_spec(spec)
             if kind == "engine":
                 if not argument.plays(game):
                     raise UserError(f"opponent {spec} ({argument.protocol}) cannot play {game}")
                 self._engines[spec] = argument
+                continue
+            if kind == "ladder":
+                self._ladders[spec] = argument
                 continue
             if kind == "previous":
                 opponent, params, opening = self._agent, None, 2
@@ -237,14 +262,29 @@ class Evaluation:
             self._matches[spec] = (jax.jit(match), params)
         self._host_agent = jax.jit(self._agent) if self._engines else None
 
-    def begin(self, variables) -> None:
-        """Sets the network `previous` stands for until the next evaluation."""
+    def begin(self, variables, records: list[dict] | None = None) -> None:
+        """Starts a session: sets the network `previous` stands for until the next evaluation,
+        and each ladder's level from the run's metrics records so far (a resumed run goes on
+        where the ladder stood)."""
         self._previous = variables
+        for spec in self._ladders:
+            self._ladders[spec] = ladder_level(spec, records or [])
+
+    def _ladder_match(self, simulations: int):
+        """The compiled match of the agent against pure MCTS at `simulations`."""
+        if simulations not in self._ladder_matches:
+            opponent = search_player(make_mcts_baseline(self.game, num_simulations=simulations))
+            match = arena.make_match(self.game, self._agent, opponent, num_games=self.num_games)
+            self._ladder_matches[simulations] = jax.jit(match)
+        return self._ladder_matches[simulations]
 
     def _outcomes(self, spec: str, variables, key) -> list[float]:
         if spec in self._engines:
             return self._engine_outcomes(spec, variables, key)
-        match, params = self._matches[spec]
+        if spec in self._ladders:
+            match, params = self._ladder_match(self._ladders[spec]), None
+        else:
+            match, params = self._matches[spec]
         if spec == "previous":
             params = variables if self._previous is None else self._previous
         return list(jax.device_get(match(variables, params, key).outcomes))
@@ -272,7 +312,7 @@ class Evaluation:
 
     def __call__(self, variables, iteration: int) -> dict:
         results = {}
-        for index, spec in enumerate([*self._matches, *self._engines]):
+        for index, spec in enumerate([*self._matches, *self._engines, *self._ladders]):
             key = jax.random.fold_in(jax.random.PRNGKey(self.seed + 1), iteration * 64 + index)
             summary = arena.summarize(self._outcomes(spec, variables, key))
             games = summary.games
@@ -281,5 +321,8 @@ class Evaluation:
             results[f"eval/{spec}/loss_rate"] = summary.losses / games
             results[f"eval/{spec}/score"] = summary.score
             results[f"eval/{spec}/games"] = games
+            if spec in self._ladders:
+                results[f"eval/{spec}/simulations"] = self._ladders[spec]
+                self._ladders[spec] = ladder_level(spec, [results])
         self._previous = variables
         return results

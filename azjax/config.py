@@ -89,11 +89,19 @@ def base_config() -> ml_collections.ConfigDict:
     config.train.max_minutes = 0.0  # stop after this much wall-clock time (0: no limit)
     config.train.checkpoint_every = 10
     config.train.keep_checkpoints = 3
+    # AlphaGo Zero's gating (off in AlphaZero): self-play plays the best network so far, and
+    # every `gating_every` iterations the trained network replaces it if it scores at least
+    # `gating_threshold` in `gating_games` games against it (see `azjax/gating.py`).
+    config.train.gating = False
+    config.train.gating_every = 10
+    config.train.gating_games = 40  # even: half with each colour
+    config.train.gating_threshold = 0.55
 
     config.eval = ml_collections.ConfigDict()
     config.eval.every = 10  # iterations between evaluations (0: never)
     config.eval.num_games = 64  # per opponent, half with each colour
     config.eval.num_simulations = 32  # the agent's search when evaluated
+    # Specs: random, minimax, mcts:N, ladder:N, previous, workdir:PATH, gtp:..., uci:...
     config.eval.opponents = ("random", "mcts:200")
     return config
 
@@ -253,6 +261,18 @@ RESUMABLE_KEYS = (
     "eval.opponents",
     "eval.num_simulations",
 )
+# Keys that change what a run computes (not resumable) but not its compiled step functions:
+# gating decides which network self-play passes to them. Left out of the cache key. Also
+# `train.gating_every`: another cadence picks other best networks, so other self-play games.
+GATING_KEYS = (
+    "train.gating",
+    "train.gating_every",
+    "train.gating_games",
+    "train.gating_threshold",
+)
+# Keys added after runs were saved: a config.json without them gets their defaults, which
+# compute what those runs computed.
+ADDED_KEYS = GATING_KEYS
 # Keys whose values reach the step functions as arguments (`build.Hyperparams`), not as
 # compiled constants; with `name` and `seed` they do not change the compiled functions.
 TUNABLE_KEYS = (
@@ -268,7 +288,7 @@ TUNABLE_KEYS = (
 
 def pipeline_key(config: ml_collections.ConfigDict) -> str:
     """The config keys that fix a run's compiled step functions, as stable JSON."""
-    ignored = set(RESUMABLE_KEYS) | set(TUNABLE_KEYS) | {"name", "seed"}
+    ignored = set(RESUMABLE_KEYS) | set(TUNABLE_KEYS) | set(GATING_KEYS) | {"name", "seed"}
     flat = flatten(json.loads(to_json(config)))
     return json.dumps({k: v for k, v in flat.items() if k not in ignored}, sort_keys=True)
 
@@ -297,7 +317,8 @@ def read_config_file(path: str | Path) -> ml_collections.ConfigDict:
 
 
 def from_dict(data, *, source: str) -> ml_collections.ConfigDict:
-    """A validated config from its JSON form (`to_json`), tuples restored.
+    """A validated config from its JSON form (`to_json`), tuples restored and `ADDED_KEYS`
+    that a config saved before them lacks set to their defaults.
 
     Raises:
       UserError: `data` is not a complete, valid config.
@@ -305,6 +326,10 @@ def from_dict(data, *, source: str) -> ml_collections.ConfigDict:
     if not isinstance(data, dict) or not data:
         raise UserError(f"{source} is corrupt: not an azjax config (a JSON object of settings)")
     defaults = flatten(base_config().to_dict(), keep_tuples=True)
+    for key in ADDED_KEYS:
+        group, field = key.split(".")
+        if isinstance(data.get(group), dict):
+            data[group].setdefault(field, defaults[key])
     for key, value in flatten(data).items():
         if isinstance(defaults.get(key), tuple) and isinstance(value, list):
             group, _, field = key.rpartition(".")

@@ -75,6 +75,9 @@ _NUMBERS = {
     "train.max_minutes": (float, 0.0, None, False),
     "train.checkpoint_every": (int, 1, None, False),
     "train.keep_checkpoints": (int, 1, None, False),
+    "train.gating_every": (int, 1, None, False),
+    "train.gating_games": (int, 2, None, False),
+    "train.gating_threshold": (float, 0.0, 1.0, True),
     "eval.every": (int, 0, None, False),
     "eval.num_games": (int, 2, None, False),
     "eval.num_simulations": (int, 1, 1_000_000, False),
@@ -84,7 +87,15 @@ _CHOICES = {
     "learner.optimizer": ("adam", "sgd"),
     "learner.schedule": ("constant", "cosine", "piecewise"),
 }
-_OTHER = ("name", "game", "game_kwargs", "replay.augment", "learner.boundaries", "eval.opponents")
+_OTHER = (
+    "name",
+    "game",
+    "game_kwargs",
+    "replay.augment",
+    "learner.boundaries",
+    "train.gating",
+    "eval.opponents",
+)
 
 
 def _check_number(key: str, value, kind, low, high, low_open: bool) -> None:
@@ -128,17 +139,17 @@ def validate(config: ml_collections.ConfigDict) -> None:
             )
     if not isinstance(config.name, str) or not config.name:
         raise UserError("config key 'name' must be a non-empty string")
-    if not isinstance(config.replay.augment, bool):
-        raise UserError(
-            f"config key 'replay.augment' must be true or false, got {config.replay.augment!r}"
-        )
+    for key in ("replay.augment", "train.gating"):
+        if not isinstance(flat[key], bool):
+            raise UserError(f"config key {key!r} must be true or false, got {flat[key]!r}")
     boundaries = flat["learner.boundaries"]
     if not all(isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in boundaries):
         raise UserError(
             f"config key 'learner.boundaries' must be update counts >= 0, got {boundaries!r}"
         )
-    if config.eval.num_games % 2:
-        raise UserError(f"config key 'eval.num_games' must be even, got {config.eval.num_games}")
+    for key in ("eval.num_games", "train.gating_games"):
+        if flat[key] % 2:
+            raise UserError(f"config key {key!r} must be even, got {flat[key]}")
     if config.replay.min_size > config.replay.capacity:
         raise UserError(
             f"config key 'replay.min_size' ({config.replay.min_size}) must not exceed "
@@ -164,16 +175,20 @@ def validate(config: ml_collections.ConfigDict) -> None:
 
 def parse_opponent_spec(spec: str) -> tuple[str, object]:
     """Parses an opponent spec into (kind, argument): 'random', 'minimax', 'mcts:N',
-    'previous' (the network at the previous evaluation), 'workdir:PATH' (or a bare existing
-    path), and outside engines 'gtp:COMMAND ...' / 'uci:COMMAND ...' (kind 'engine', the
-    parsed `protocols.engine.EngineSpec`)."""
+    'ladder:N' (pure MCTS from N simulations, N more after each evaluation the agent won
+    every game of), 'previous' (the network at the previous evaluation), 'workdir:PATH' (or
+    a bare existing path), and outside engines 'gtp:COMMAND ...' / 'uci:COMMAND ...' (kind
+    'engine', the parsed `protocols.engine.EngineSpec`)."""
     if spec in ("random", "minimax", "previous"):
         return spec, None
-    if spec.startswith("mcts:"):
-        count = spec.split(":", 1)[1]
-        if not count.isdigit() or int(count) <= 0:
-            raise UserError(f"bad opponent {spec!r}: mcts:N needs a positive number of simulations")
-        return "mcts", int(count)
+    for kind in ("mcts", "ladder"):
+        if spec.startswith(f"{kind}:"):
+            count = spec.split(":", 1)[1]
+            if not count.isdigit() or int(count) <= 0:
+                raise UserError(
+                    f"bad opponent {spec!r}: {kind}:N needs a positive number of simulations"
+                )
+            return kind, int(count)
     if spec.startswith(("gtp:", "uci:")):
         from azjax.protocols.engine import parse_engine_spec  # noqa: PLC0415
 
@@ -183,6 +198,6 @@ def parse_opponent_spec(spec: str) -> tuple[str, object]:
     if Path(spec).is_dir():
         return "workdir", spec
     raise UserError(
-        f"bad opponent {spec!r}; use random, minimax (tic_tac_toe), mcts:N, previous, "
-        'workdir:PATH, gtp:"COMMAND" or uci:"COMMAND"'
+        f"bad opponent {spec!r}; use random, minimax (tic_tac_toe), mcts:N, ladder:N, "
+        'previous, workdir:PATH, gtp:"COMMAND" or uci:"COMMAND"'
     )

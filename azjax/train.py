@@ -2,8 +2,8 @@
 
 An iteration is `steps.play_step` followed by `steps.learn_step` called
 `updates_per_iteration / chunk` times; `compile_run` jits them once per process and config.
-The host loop (`train`) only times, logs, evaluates, checkpoints, and stops cleanly on a
-signal.
+The host loop (`train`) only times, logs, gates (`gating`), evaluates, checkpoints, and stops
+cleanly on a signal.
 """
 
 import functools
@@ -20,7 +20,7 @@ import ml_collections
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from azjax import build, interrupt
+from azjax import build, gating, interrupt
 from azjax import config as config_lib
 from azjax.agent import make_evaluation
 from azjax.build import Hyperparams, Pipeline
@@ -74,7 +74,8 @@ def compile_run(config: ml_collections.ConfigDict, mesh: Mesh | None = None) -> 
     The cache keys on every config key that reaches the `Pipeline` (game, network, search
     shape, batch sizes, replay, optimizer kind and schedule) and on the devices of the mesh;
     it ignores the tunable scalars (`Hyperparams`, passed as arguments), the bookkeeping keys
-    (`config.RESUMABLE_KEYS`: iteration budget, checkpoint cadence, evaluation) and names.
+    (`config.RESUMABLE_KEYS`: iteration budget, checkpoint cadence, evaluation), gating
+    (`config.GATING_KEYS`: which network self-play is passed) and names.
     Runs in one process (tests, notebooks, sweeps) that differ only there share compiled
     functions instead of compiling again.
     """
@@ -111,14 +112,26 @@ def compile_run(config: ml_collections.ConfigDict, mesh: Mesh | None = None) -> 
     return _COMPILED[cache_key]
 
 
-def iterate(run: CompiledRun, state: TrainerState, hyper: Hyperparams):
+def iterate(run: CompiledRun, state: TrainerState, hyper: Hyperparams, selfplay_variables=None):
     """One iteration: self-play, then the learner updates chunk by chunk.
+
+    Args:
+      selfplay_variables: the network self-play plays with (gating's best network), sharded
+        like `state.train_state.variables` so that `run.play` is not compiled again; None:
+        the learner's own.
 
     Returns (state, metrics), or (None, None) when a stop was requested (`interrupt`) before
     the iteration finished: the iteration is then dropped, and `state` is the last complete
     one.
     """
-    state, metrics, learn_keys = run.play(state, hyper)
+    if selfplay_variables is None:
+        state, metrics, learn_keys = run.play(state, hyper)
+    else:
+        # `play_step` leaves `train_state` as it is: the learner's goes back afterwards.
+        learner_state = state.train_state
+        selfplay_state = learner_state._replace(variables=selfplay_variables)
+        state, metrics, learn_keys = run.play(state.replace(train_state=selfplay_state), hyper)
+        state = state.replace(train_state=learner_state)
     learn_metrics = []
     for keys in learn_keys:
         if interrupt.requested():
@@ -221,6 +234,12 @@ def train(
         evaluate = None
         if config.eval.every > 0:
             evaluate = _evaluation(config, run.pipeline)
+        gate = None
+        if config.train.gating:
+            variables_sharding = run.shardings.train_state.variables
+            gate = gating.make_gate(
+                config, run.pipeline, workdir, sharding=variables_sharding, log=log
+            )
         state = run.init(jax.random.PRNGKey(config.seed))
         checkpointer = Checkpointer(workdir, max_to_keep=config.train.keep_checkpoints)
         try:
@@ -235,6 +254,7 @@ def train(
                 log,
                 reporter,
                 callback,
+                gate=gate,
                 tensorboard=not quiet,
             )
         except RunError:
@@ -315,6 +335,7 @@ def _loop(
     reporter,
     callback,
     *,
+    gate,
     tensorboard,
 ):
     had_checkpoints = bool(checkpointer.all_steps())
@@ -330,11 +351,13 @@ def _loop(
         history = restored.metrics
         log(f"resuming {workdir} from iteration {restored.step}")
     start_iteration = int(state.iteration)
-    if evaluate is not None:
-        evaluate.begin(state.train_state.variables)  # the opponent `previous` until then
     writer = MetricsWriter(
         workdir, history=history, resume_iteration=start_iteration, tensorboard=tensorboard
     )
+    if evaluate is not None:  # `previous` until the next evaluation; the ladders' levels
+        evaluate.begin(state.train_state.variables, writer.records)
+    if gate is not None:
+        gate.begin(state.train_state.variables, start_iteration, writer.records)
     saved = json.loads(config_lib.to_json(config))
     log(
         f"training {config.game} in {workdir} on {run.mesh.devices.size} "
@@ -355,6 +378,8 @@ def _loop(
         writer.sync()
         params, rest = split_state(state)
         checkpointer.save(int(state.iteration), params, rest, config=saved, metrics=writer.records)
+        if gate is not None:
+            gate.prune(checkpointer.all_steps(), writer.records)
 
     deadline = math.inf if config.train.max_minutes <= 0 else 60.0 * config.train.max_minutes
     saved_iteration, elapsed = start_iteration, clock()
@@ -368,7 +393,8 @@ def _loop(
             and not stopped_by_callback
         ):
             started = time.perf_counter()
-            next_state, metrics = iterate(run, state, hyper)
+            best = None if gate is None else gate.variables  # self-play's network when gated
+            next_state, metrics = iterate(run, state, hyper, best)
             if next_state is None:
                 break
             metrics = jax.device_get(metrics)
@@ -377,6 +403,11 @@ def _loop(
             state = next_state.replace(elapsed=put_elapsed(elapsed))
             iteration = int(state.iteration)
             record = _record(config, state, metrics, seconds, elapsed)
+            if gate is not None:  # the gating match, when due, before evaluating
+                record.update(gate(state.train_state.variables, iteration))
+                elapsed = clock()
+                record.update(wall_time=elapsed)
+                state = state.replace(elapsed=put_elapsed(elapsed))
             if evaluate is not None and iteration % config.eval.every == 0:
                 eval_started = time.perf_counter()
                 record.update(evaluate(state.train_state.variables, iteration))
