@@ -207,3 +207,33 @@ def progress_summary(record: dict) -> str:
 def print_progress(record: dict, stream=None, **kwargs) -> None:
     """Prints the progress line of a record (to stdout by default)."""
     print(progress_line(record, **kwargs), file=stream or sys.stdout, flush=True)
+
+
+class Progress:
+    """Per-iteration progress: a tqdm.auto bar, the `azjax train` line, or nothing."""
+
+    def __init__(self, config, mode: str):
+        self.config, self.mode, self.bar = config, mode, None
+
+    def start(self, iteration: int) -> None:
+        if self.mode == "bar":
+            from tqdm.auto import tqdm  # noqa: PLC0415  (a widget in Jupyter, text elsewhere)
+
+            self.bar = tqdm(
+                total=self.config.train.num_iterations,
+                initial=iteration,
+                desc=self.config.name or self.config.game,
+                unit="it",
+                dynamic_ncols=True,
+            )
+
+    def update(self, record: dict, eta: float) -> None:
+        if self.mode == "lines":
+            print_progress(record, num_iterations=self.config.train.num_iterations, eta=eta)
+        elif self.bar is not None:
+            self.bar.set_postfix_str(progress_summary(record), refresh=False)
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -5,7 +5,9 @@
     scores = runs.evaluations(metrics)             # one row per evaluation and opponent
     runs.list_checkpoints("runs/c4")               # [100, 200, 300]
 
-`azjax plot` and the notebooks read runs through these functions.
+`azjax plot` and the notebooks read runs through these functions; `train` starts or
+resumes one with `prepare_workdir` (the resolved config saved, or checked against the saved
+one).
 """
 
 import math
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from azjax.metrics import parse_lines
 from azjax.stats import wilson_interval
-from azjax.types import UserError
+from azjax.types import RunError, UserError
 
 
 def _metrics_path(path: str | Path) -> Path:
@@ -142,3 +144,39 @@ def load_run_config(workdir: str | Path):
     if not path.is_file():
         raise UserError(f"{workdir} is not a run directory (no config.json)")
     return read_config_file(path)
+
+
+def prepare_workdir(config, workdir: Path, *, allow_config_change: bool) -> None:
+    """Saves the resolved config, or checks it against the one already saved there.
+
+    Raises:
+      UserError: the workdir cannot be used (a file, under a file, read-only), or the saved
+        config differs in keys that change what the run computes and `allow_config_change`
+        is False.
+      RunError: the disk is full.
+    """
+    import json  # noqa: PLC0415
+
+    from azjax import config as config_lib  # noqa: PLC0415
+    from azjax.checkpoint import is_disk_full  # noqa: PLC0415  (loads orbax)
+
+    path = workdir / "config.json"
+    given = json.loads(config_lib.to_json(config))
+    try:
+        workdir.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            saved = config_lib.read_config_file(path)
+            differences = config_lib.config_differences(saved.to_dict(), given)
+            if differences and not allow_config_change:
+                raise UserError(
+                    f"{workdir} holds a run with a different config ("
+                    + "; ".join(differences)
+                    + "); use another --workdir, or pass --allow-config-change to resume anyway"
+                )
+        temporary = path.with_name("config.json.tmp")
+        temporary.write_text(config_lib.to_json(config))
+        temporary.replace(path)
+    except OSError as error:
+        if is_disk_full(error):
+            raise RunError(f"the disk is full: cannot write {path}") from None
+        raise UserError(f"cannot use {workdir} as a run directory: {error.strerror}") from None

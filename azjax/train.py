@@ -26,7 +26,8 @@ from azjax.agent import make_evaluation
 from azjax.build import Hyperparams, Pipeline
 from azjax.checkpoint import Checkpointer, is_disk_full, join_state, split_state
 from azjax.config import parse_opponent_spec
-from azjax.metrics import MetricsWriter, print_progress, progress_summary
+from azjax.metrics import MetricsWriter, Progress
+from azjax.runs import prepare_workdir
 from azjax.steps import TrainerState, init_state, learn_step, play_step
 from azjax.types import Array, RunError, UserError
 
@@ -145,36 +146,6 @@ def iterate(run: CompiledRun, state: TrainerState, hyper: Hyperparams, selfplay_
     return state, metrics
 
 
-def prepare_workdir(config, workdir: Path, *, allow_config_change: bool) -> None:
-    """Saves the resolved config, or checks it against the one already saved there.
-
-    Raises:
-      UserError: the workdir cannot be used (a file, under a file, read-only), or the saved
-        config differs in keys that change what the run computes and `allow_config_change`
-        is False.
-    """
-    path = workdir / "config.json"
-    given = json.loads(config_lib.to_json(config))
-    try:
-        workdir.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            saved = config_lib.read_config_file(path)
-            differences = config_lib.config_differences(saved.to_dict(), given)
-            if differences and not allow_config_change:
-                raise UserError(
-                    f"{workdir} holds a run with a different config ("
-                    + "; ".join(differences)
-                    + "); use another --workdir, or pass --allow-config-change to resume anyway"
-                )
-        temporary = path.with_name("config.json.tmp")
-        temporary.write_text(config_lib.to_json(config))
-        temporary.replace(path)
-    except OSError as error:
-        if is_disk_full(error):
-            raise RunError(f"the disk is full: cannot write {path}") from None
-        raise UserError(f"cannot use {workdir} as a run directory: {error.strerror}") from None
-
-
 def _record(config, state: TrainerState, metrics: dict, seconds: float, elapsed: float) -> dict:
     positions = config.selfplay.batch_size * config.selfplay.num_steps
     record = {"iteration": int(state.iteration), **{k: float(v) for k, v in metrics.items()}}
@@ -225,7 +196,7 @@ def train(
     if progress not in ("bar", "lines", "none"):
         raise UserError(f"progress must be 'bar', 'lines' or 'none', not {progress!r}")
     log = (lambda *_: None) if quiet else print
-    reporter = _Progress(config, "none" if quiet else progress)
+    reporter = Progress(config, "none" if quiet else progress)
     workdir = Path(workdir)
     with interrupt.deferred():
         prepare_workdir(config, workdir, allow_config_change=allow_config_change)
@@ -291,36 +262,6 @@ def _evaluation(config, pipeline: Pipeline):
             seed=config.seed,
         )
     return _COMPILED[key]
-
-
-class _Progress:
-    """Per-iteration progress: a tqdm.auto bar, the `azjax train` line, or nothing."""
-
-    def __init__(self, config, mode: str):
-        self.config, self.mode, self.bar = config, mode, None
-
-    def start(self, iteration: int) -> None:
-        if self.mode == "bar":
-            from tqdm.auto import tqdm  # noqa: PLC0415  (a widget in Jupyter, text elsewhere)
-
-            self.bar = tqdm(
-                total=self.config.train.num_iterations,
-                initial=iteration,
-                desc=self.config.name or self.config.game,
-                unit="it",
-                dynamic_ncols=True,
-            )
-
-    def update(self, record: dict, eta: float) -> None:
-        if self.mode == "lines":
-            print_progress(record, num_iterations=self.config.train.num_iterations, eta=eta)
-        elif self.bar is not None:
-            self.bar.set_postfix_str(progress_summary(record), refresh=False)
-            self.bar.update(1)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 def _loop(
