@@ -10,6 +10,7 @@ The public Python API, for notebooks and scripts::
     azjax.train.train(config, "runs/c4")                 # a progress bar; resumes a run
     agent = azjax.load_agent("runs/c4", num_simulations=200)
     metrics = azjax.load_metrics("runs/c4")              # a pandas DataFrame
+    ratings = azjax.load_ratings("tournaments/c4")       # `azjax tournament`'s Elo table
 
 Names are imported on first use, so `import azjax` stays fast and does not load jax. The
 modules (`azjax.train`, `azjax.selfplay`, ...) are the rest of the API.
@@ -55,6 +56,9 @@ _EXPORTS = {
     "load_run_config": ("azjax.runs", "load_run_config"),
     "plot_run": ("azjax.plots", "plot_run"),
     "plot_runs": ("azjax.plots", "plot_runs"),
+    "plot_ratings": ("azjax.plots", "plot_ratings"),
+    "fit_ratings": ("azjax.ratings", "fit"),
+    "load_ratings": ("azjax.tournament", "load_ratings"),
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -250,14 +250,22 @@ def ratings_table(ratings: Ratings, settings: dict):
     return table
 
 
-def load_ratings(directory: str | Path):
-    """The ratings a tournament wrote (`ratings.csv`) as a pandas DataFrame."""
+def load_ratings(path: str | Path):
+    """The ratings a tournament wrote as a pandas DataFrame, strongest first.
+
+    Args:
+      path: the tournament directory, or a ratings file it wrote (`ratings.csv`).
+    """
     import pandas as pd  # noqa: PLC0415
 
-    path = Path(directory) / "ratings.csv"
-    if not path.is_file():
-        raise UserError(f"no ratings in {directory} (run `azjax tournament` there first)")
-    return pd.read_csv(path)
+    path = Path(path)
+    csv = path / "ratings.csv" if path.is_dir() else path
+    if not csv.is_file():
+        raise UserError(f"no ratings in {path} (run `azjax tournament` there first)")
+    table = pd.read_csv(csv)
+    if "step" in table:
+        table["step"] = table["step"].astype("Int64")
+    return table
 
 
 def format_table(table) -> str:
