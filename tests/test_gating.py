@@ -234,6 +234,7 @@ def test_the_ladder_rises_exactly_after_evaluations_won_entirely():
     assert agent_lib.ladder_level("ladder:7", records) == 7  # another ladder's records
 
 
+@pytest.mark.slow
 def test_ladder_in_a_training_run_logs_its_level_and_resumes_it(tmp_path):
     config = tiny_config()
     config.eval.every = 1

@@ -853,6 +853,7 @@ def tromp_taylor(board: dict[str, set[str]], size: int, komi: float) -> float:
     return area["black"] - area["white"] - komi
 
 
+@pytest.mark.slow
 def test_complete_games_against_gnugo(go_run, tmp_path):
     gnugo_path = require_program("gnugo", install="apt-get install gnugo", paths=("/usr/games",))
     ours = GtpProcess(

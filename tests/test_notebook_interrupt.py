@@ -46,6 +46,7 @@ def wait_for_lines(path, count: int, timeout: float = 240) -> None:
     raise AssertionError(f"{path} did not reach {count} lines in {timeout} s")
 
 
+@pytest.mark.slow
 def test_stop_button_saves_and_the_same_cell_resumes(tmp_path):
     manager = jupyter_client.KernelManager(kernel_name="python3")
     manager.start_kernel(cwd=REPO)

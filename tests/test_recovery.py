@@ -274,6 +274,7 @@ def run_signal_script(tmp_path, signals: str, at_save: int, workdir: Path, exper
     )
 
 
+@pytest.mark.slow
 def test_signal_inside_a_save_finishes_it_and_exits_130(tmp_path):
     """A scheduler's SIGTERM (Ctrl-C's SIGINT takes the same path: tests/test_train.py sends
     one between iterations) lands inside a checkpoint save."""
@@ -290,6 +291,7 @@ def test_signal_inside_a_save_finishes_it_and_exits_130(tmp_path):
     assert iterations(workdir) == [1, 2, 3, 4, 5, 6]
 
 
+@pytest.mark.slow
 def test_second_signal_stops_at_once_and_the_run_resumes(tmp_path):
     experiment = write_experiment(tmp_path, num_iterations=4, checkpoint_every=1)
     workdir = tmp_path / "run"

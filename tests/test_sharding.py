@@ -9,6 +9,7 @@ parameters replicated) and compares the results.
 import subprocess
 import textwrap
 
+import pytest
 from conftest import PYTHON, REPO, subprocess_env
 
 SCRIPT = textwrap.dedent(f"""
@@ -45,6 +46,7 @@ SCRIPT = textwrap.dedent(f"""
 """)
 
 
+@pytest.mark.slow
 def test_eight_devices_match_one():
     env = subprocess_env(XLA_FLAGS="--xla_force_host_platform_device_count=8")
     result = subprocess.run(

@@ -47,11 +47,11 @@ def pair_counts(directory) -> dict[frozenset, int]:
 
 def test_round_robin_resumes_and_grows_without_replaying(ttt_run, tmp_path):
     directory = tmp_path / "t"
-    specs = [f"{ttt_run}@all", "random", "mcts:4"]
-    names = [f"{ttt_run}@{step}" for step in STEPS] + ["random", "mcts:4"]
+    specs = [f"{ttt_run}@every:20", "random", "mcts:4"]
+    names = [f"{ttt_run}@0", f"{ttt_run}@20", "random", "mcts:4"]
     ratings = tournament.run(directory, specs, games_per_pair=4, batch_size=4, quiet=True)
     counts = pair_counts(directory)
-    assert len(counts) == 10 and set(counts.values()) == {4}  # 5 players: 10 pairs
+    assert len(counts) == 6 and set(counts.values()) == {4}  # 4 players: 6 pairs
     for game_pair in counts:  # colours alternate: each side moves first in half the games
         firsts = [
             g["a"] if g["a_first"] else g["b"]
@@ -63,7 +63,7 @@ def test_round_robin_resumes_and_grows_without_replaying(ttt_run, tmp_path):
     table = tournament.load_ratings(directory)
     assert set(table["player"]) == set(names)
     assert table.loc[table["player"] == "random", "elo"].item() == 0
-    assert set(table.loc[table["run"].notna(), "step"]) == set(STEPS)
+    assert set(table.loc[table["run"].notna(), "step"]) == {0, 20}
     assert (directory / "ratings.png").stat().st_size > 10_000
 
     # The same command again plays nothing; more games per pair plays only the difference.
@@ -75,9 +75,9 @@ def test_round_robin_resumes_and_grows_without_replaying(ttt_run, tmp_path):
     assert (directory / "games.jsonl").read_bytes().startswith(before)
 
     # A new player plays the others; the old pairs keep their games.
-    tournament.run(directory, [*specs, "mcts:8"], games_per_pair=6, batch_size=6, quiet=True)
+    tournament.run(directory, [*specs, f"{ttt_run}@10"], games_per_pair=6, batch_size=6, quiet=True)
     counts = pair_counts(directory)
-    assert len(counts) == 15 and set(counts.values()) == {6}
+    assert len(counts) == 10 and set(counts.values()) == {6}
 
 
 def test_gauntlet_pairs_one_player_with_each_other(ttt_run, tmp_path):
@@ -145,6 +145,7 @@ def test_changed_settings_of_a_known_player_are_refused(ttt_run, tmp_path, capsy
     assert status == 2 and "other settings" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_killed_tournament_resumes_without_losing_or_repeating_games(ttt_run, tmp_path):
     """kill -9 once some games are logged, then Ctrl-C; reruns finish every pairing with
     exactly the games asked for: nothing finished is lost, nothing is played twice."""
@@ -174,6 +175,7 @@ def test_killed_tournament_resumes_without_losing_or_repeating_games(ttt_run, tm
     assert "random" in result.stdout and "95% interval" in result.stdout
 
 
+@pytest.mark.slow
 def test_go_gauntlet_against_gnugo_levels_through_gtp(go_run, tmp_path):
     """A tiny untrained Go run against GNU Go at levels 0 and 10, refereed by azjax's rules."""
     gnugo = require_program("gnugo", install="apt-get install gnugo", paths=("/usr/games",))
@@ -213,6 +215,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "crash_after, passes, reason",
     [(0, True, "exited with status 3"), (5, False, "illegal"), (99, True, "")],
@@ -234,6 +237,7 @@ def test_failing_engines_lose_and_the_tournament_goes_on(
             assert game["score_a"] == 1.0 if game["a"] == f"{go_run}@0" else 0.0
 
 
+@pytest.mark.slow
 def test_xiangqi_series_against_fairy_stockfish_through_uci(xiangqi_run, tmp_path):
     """An untrained Xiangqi run against Fairy-Stockfish at depth 1: complete games refereed by
     azjax's rules (every engine move checked against our legal moves)."""

@@ -73,6 +73,7 @@ def test_stopped_and_resumed_run_equals_straight_run(straight_run, tmp_path):
     assert [r["iteration"] for r in read_metrics(tmp_path)] == [1, 2, 3, 4]
 
 
+@pytest.mark.slow
 def test_ctrl_c_saves_and_the_same_command_resumes(tmp_path):
     experiment = tiny_experiment(tmp_path, num_iterations=100000, checkpoint_every=100000)
     workdir = tmp_path / "run"

@@ -352,6 +352,7 @@ def best_move(engine: EngineProcess, position: str, go: str) -> list[str]:
     return engine.read_until(lambda line: line.startswith("bestmove "))
 
 
+@pytest.mark.slow
 def test_complete_games_against_fairy_stockfish(xiangqi_run):
     fsf_path = require_program(
         "fairy-stockfish", install="apt-get install fairy-stockfish", paths=("/usr/games",)
