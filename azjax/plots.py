@@ -121,6 +121,9 @@ def plot_runs(named_runs: dict, *, opponent: str, x: str = "minutes", num_games=
     return axes
 
 
+_UNPLACED_WIDTH = 1500.0  # Elo: a 95% interval this wide comes from the prior, not games
+
+
 def plot_ratings(table, output: str | Path | None = None, *, title: str | None = None, axes=None):
     """Ratings against training iteration: one line per run (95% intervals as error bars),
     the other players (baselines, outside engines) as horizontal lines with shaded intervals.
@@ -148,11 +151,22 @@ def plot_ratings(table, output: str | Path | None = None, *, title: str | None =
         rows = rows.sort_values("step")
         errors = [rows["elo"] - rows["elo_low"], rows["elo_high"] - rows["elo"]]
         axes.errorbar(rows["step"], rows["elo"], yerr=errors, fmt="o-", ms=4, capsize=3, label=run)
+    # A player who lost (or won) every game has a rating set by the prior, not the games:
+    # drawn without its band, and the axis fits the players the games do place.
+    width = table["elo_high"] - table["elo_low"]
+    placed = table[width <= _UNPLACED_WIDTH]
     for index, row in enumerate(table[~has_run].sort_values("elo").itertuples()):
         color = f"C{(index + 3) % 10}"
-        axes.axhline(row.elo, color=color, ls="--", lw=1, label=row.player)
-        if row.elo_high > row.elo_low:
+        unplaced = row.elo_high - row.elo_low > _UNPLACED_WIDTH
+        label = f"{row.player} ({row.elo:+.0f}, not placed by its games)" if unplaced else None
+        label = label or row.player
+        axes.axhline(row.elo, color=color, ls="--", lw=1, label=label)
+        if row.elo_high > row.elo_low and not unplaced:
             axes.axhspan(row.elo_low, row.elo_high, color=color, alpha=0.1)
+    if len(placed) and len(placed) < len(table):
+        low, high = placed["elo_low"].min(), placed["elo_high"].max()
+        margin = 0.1 * max(high - low, 100.0)
+        axes.set_ylim(low - margin, high + margin)
     axes.set_xlabel("training iteration")
     axes.set_ylabel("Elo (95% interval)")
     axes.grid(alpha=0.3)
