@@ -22,26 +22,10 @@ Commands: uci, debug, isready, setoption, register, ucinewgame, position, go, st
 ponderhit, quit, and `d` (the board and FEN as info strings). Options: UCI_Variant (xiangqi
 only), Simulations (the default budget), Ranks.
 
-Search budgets. `go` searches synchronously; `stop` and `isready` arriving meanwhile are
-read afterwards. The budget in simulations is the smallest of those its limits give:
-`nodes N` -> N; `depth D` -> 2**D; `movetime MS` -> MS / 1000 x the simulations per
-second measured on the last search; a clock (`wtime`/`btime` and `winc`/`binc`, by the side
-to move, `movestogo` default 30) -> min(time / 2, time / movestogo + increment) seconds,
-converted the same way. Before any measurement a time limit gives the default budget
-(`--simulations`, the option Simulations). `go` with no limit, `go infinite` and
-`go mate N` use the default budget; with `infinite` or `ponder` the bestmove is held until
-`stop` or `ponderhit`. The budget is then rounded down to a power of two (or the default)
-within [min_simulations, max_simulations]: each budget is compiled once, on first use.
-
-Output: `info depth D nodes N time MS nps R score cp CP pv M1 M2 ...` then `bestmove M
-[ponder M2]`, or `bestmove (none)` with no legal move. N is the simulations searched; the
-PV follows the chosen move, then the most visited child, while the tree goes (D = its
-length). CP is Leela Chess Zero's mapping of the searched value v in [-1, 1] (for the side
-to move): cp = 111.714640912 * tan(1.5620688421 * v), about 100 at v = 0.5, 12,800 at 1.
+Search budgets, the info line and its centipawns: `uci_search`.
 """
 
 import argparse
-import math
 import re
 import sys
 import time
@@ -52,17 +36,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import __version__, build, notation
-from azjax import search as search_lib
+from azjax import __version__, notation
 from azjax.agent import Agent, load_agent
 from azjax.games import State
 from azjax.notation import xiangqi
 from azjax.protocols.uci_client import engine_to_iccs, iccs_to_engine
+from azjax.protocols.uci_search import (
+    MAX_SIMULATIONS,
+    budget,
+    centipawns,
+    make_pv_search,
+    principal_variation,  # noqa: F401  (part of this module's API)
+)
 from azjax.types import UserError
 
-MAX_SIMULATIONS = 4096  # the largest budget: mctx's tree takes about 50 KB per simulation
-MOVES_TO_GO = 30  # moves left in the time control when the GUI does not say
-PV_LENGTH = 16  # longest principal variation reported
 COMMANDS = tuple(
     "uci debug isready setoption register ucinewgame position go stop ponderhit quit d".split()
 )
@@ -71,31 +58,6 @@ _GO_WORDS = (*_GO_NUMBERS, "searchmoves", "ponder", "infinite")
 _RANKS = {"0-9": 0, "1-10": 1}
 _FEN_CACHE = 8  # positions read from FEN kept
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}")  # ASCII digits only (str.isdigit takes "²")
-
-
-def centipawns(value: float) -> int:
-    """Centipawns of a searched value in [-1, 1] (Leela Chess Zero's mapping)."""
-    value = min(max(float(value), -1.0), 1.0)
-    return round(111.714640912 * math.tan(1.5620688421 * value))
-
-
-def principal_variation(tree, action: jax.Array, length: int) -> jax.Array:
-    """[B, length] int32: `action` [B], then the most visited child's action at each node
-    below, -1 where the tree ends (mctx `Tree` [B, ...])."""
-
-    def one(children_index, children_visits, first):  # [N, A], [N, A], []
-        def follow(carry, _):
-            node, move = carry
-            valid = (node >= 0) & (move >= 0)
-            child = jnp.where(valid, children_index[jnp.maximum(node, 0), jnp.maximum(move, 0)], -1)
-            visits = children_visits[jnp.maximum(child, 0)]
-            after = jnp.where((child >= 0) & (jnp.max(visits) > 0), jnp.argmax(visits), -1)
-            return (child, after.astype(jnp.int32)), jnp.where(valid, move, -1)
-
-        _, moves = jax.lax.scan(follow, (jnp.int32(0), first), None, length=length)
-        return moves
-
-    return jax.vmap(one)(tree.children_index, tree.children_visits, action)
 
 
 class Engine:
@@ -287,28 +249,16 @@ class Engine:
         return [*output, info, bestmove]
 
     def _budget(self, values: dict, flags: set, player: int) -> int:
-        """Simulations for a `go` (see the module docstring)."""
-        limits = []
-        if "infinite" not in flags:
-            if "nodes" in values:
-                limits.append(values["nodes"])
-            if "depth" in values:
-                limits.append(2 ** min(max(values["depth"], 0), 40))
-            seconds = None
-            own, increment = ("wtime", "winc") if player == 0 else ("btime", "binc")
-            if "movetime" in values:
-                seconds = values["movetime"] / 1000
-            elif own in values:
-                clock, moves_to_go = values[own], values.get("movestogo", 0)
-                moves_to_go = moves_to_go if moves_to_go > 0 else MOVES_TO_GO
-                seconds = min(clock / 2, clock / moves_to_go + values.get(increment, 0)) / 1000
-            if seconds is not None:
-                rate = self._rate
-                limits.append(self.simulations if rate is None else int(max(seconds, 0) * rate))
-        wanted = min(limits) if limits else self.simulations
-        wanted = min(max(wanted, self.min_simulations), self.max_simulations)
-        budget = max(1 << (wanted.bit_length() - 1), self.min_simulations)
-        return max(budget, self.simulations) if self.simulations <= wanted else budget
+        """Simulations for a `go` (`uci_search.budget`)."""
+        return budget(
+            values,
+            flags,
+            player,
+            default=self.simulations,
+            rate=self._rate,
+            low=self.min_simulations,
+            high=self.max_simulations,
+        )
 
     def _search(self, state: State, budget: int) -> tuple[str, list[str]]:
         """Searches `state` with `budget` simulations: the info line and the PV's moves."""
@@ -340,30 +290,10 @@ class Engine:
         return info, moves
 
     def _make_search(self, budget: int):
-        """The jitted search of `budget` simulations: (variables, states [1], key) ->
-        (action [1], value [1], principal variation [1, PV_LENGTH]). It is the agent's
-        search (`build.make_agent_searcher`) keeping its tree for the PV."""
-        config = self.agent.config
-        search = search_lib.make_search(
-            self.game,
-            search_lib.network_evaluator(self.game, self.agent.network),
-            num_simulations=budget,
-            algorithm=config.search.algorithm,
-            max_num_considered_actions=config.search.max_num_considered_actions,
-            params=build.make_search_params(config, explore=False),
-            return_tree=True,
-        )
+        def traced():  # the search's Python body runs once per compilation
+            self.compilations += 1
 
-        def act(variables, states, key):
-            self.compilations += 1  # the Python body runs once per compilation
-            output = search(variables, states, key)
-            return (
-                output.action,
-                output.value,
-                principal_variation(output.tree, output.action, PV_LENGTH),
-            )
-
-        return jax.jit(act)
+        return make_pv_search(self.agent, budget, on_trace=traced)
 
     def _cmd_stop(self, args):
         pending, self._pending = self._pending, None
