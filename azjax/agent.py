@@ -261,6 +261,7 @@ class Evaluation:
             )
             self._matches[spec] = (jax.jit(match), params)
         self._host_agent = jax.jit(self._agent) if self._engines else None
+        self._step = jax.jit(game.step)  # host games: one compilation for all evaluations
 
     def begin(self, variables, records: list[dict] | None = None) -> None:
         """Starts a session: sets the network `previous` stands for until the next evaluation,
@@ -292,7 +293,6 @@ class Evaluation:
     def _engine_outcomes(self, spec: str, variables, key) -> list[float]:
         engine_spec = self._engines[spec]
         options = {"timeout": self._engine_timeout, **engine_spec.options}
-        step = jax.jit(self.game.step)
         outcomes = []
         agent = arena.DeviceHostPlayer("azjax", self._host_agent, variables, seed=self.seed)
         with dataclasses.replace(engine_spec, options=options)() as engine:
@@ -305,7 +305,7 @@ class Evaluation:
                     second,
                     opening_plies=0,
                     key=jax.random.fold_in(key, index),
-                    step=step,
+                    step=self._step,
                 )
                 outcomes.append((2 * score - 1) * (1 if agent_first else -1))
         return outcomes

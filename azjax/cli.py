@@ -356,7 +356,7 @@ def _tournament(args) -> int:
     players = args.players
     if args.gauntlet and players and args.gauntlet not in players:
         players = [args.gauntlet, *players]
-    ratings = tournament.run(
+    tournament.run(
         args.dir,
         players,
         game=args.game,
@@ -370,7 +370,6 @@ def _tournament(args) -> int:
         timeout=args.timeout,
         anchor=args.anchor,
     )
-    del ratings  # printed as written to ratings.csv
     print(tournament.format_table(tournament.load_ratings(args.dir)))
     print(f"wrote {args.dir}/ratings.csv and {args.dir}/ratings.png")
     return 0

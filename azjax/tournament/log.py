@@ -34,6 +34,7 @@ class GameLog:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / GAMES
         self.games: list[dict] = []
+        self._pairs: dict[frozenset, int] = {}  # games per pair of names
         if self.path.exists():
             self._read()
 
@@ -55,7 +56,7 @@ class GameLog:
                 }
             except (ValueError, KeyError, TypeError):
                 raise UserError(f"{self.path} line {number} is not a game record") from None
-            self.games.append(game)
+            self._add(game)
         if end < len(data):
             with open(self.path, "r+b") as file:
                 file.truncate(end)
@@ -69,11 +70,17 @@ class GameLog:
             file.write(text)
             file.flush()
             os.fsync(file.fileno())
-        self.games.extend(games)
+        for game in games:
+            self._add(game)
+
+    def _add(self, game: dict) -> None:
+        self.games.append(game)
+        pair = frozenset((game["a"], game["b"]))
+        self._pairs[pair] = self._pairs.get(pair, 0) + 1
 
     def played(self, a: str, b: str) -> int:
         """Games finished between `a` and `b`, in either order."""
-        return sum({game["a"], game["b"]} == {a, b} for game in self.games)
+        return self._pairs.get(frozenset((a, b)), 0)
 
     def results(self) -> list[tuple[str, str, float]]:
         """(a, b, score of a) per game, for `ratings.fit`."""
