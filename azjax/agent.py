@@ -21,6 +21,7 @@ from azjax.config import from_dict, parse_opponent_spec, read_config_file
 from azjax.games import Game, State
 from azjax.minimax import make_minimax_player
 from azjax.networks import Network
+from azjax.ratings import anchors
 from azjax.search import make_mcts_baseline
 from azjax.selfplay import choose_action
 from azjax.types import Player, PRNGKey, Searcher, SearchOutput, UserError
@@ -192,9 +193,13 @@ def make_evaluation(
     num_games: int,
     seed: int,
     engine_timeout: float = 60.0,
+    elo: dict | None = None,
 ) -> "Evaluation":
     """Builds train's evaluation: the agent playing `searcher`'s moves against each opponent
-    spec, `num_games` games each (half as first player). See `Evaluation`."""
+    spec, `num_games` games each (half as first player). See `Evaluation`.
+
+    `elo`: None, or the Elo estimate's settings {"anchor", "ratings", "game_kwargs"} (the
+    config's `eval.elo_anchor`, `eval.elo_ratings` and `game_kwargs`)."""
     return Evaluation(
         game,
         searcher,
@@ -202,6 +207,7 @@ def make_evaluation(
         num_games=num_games,
         seed=seed,
         engine_timeout=engine_timeout,
+        elo=elo,
     )
 
 
@@ -232,11 +238,14 @@ class Evaluation:
     that starts at N simulations and rises by N after each evaluation the agent won every
     game of (AlphaZero_Gomoku's schedule); each level compiles its own match, once. Metrics
     per opponent OPP: `eval/OPP/win_rate`, `draw_rate`, `loss_rate`, `score` and `games`, and
-    for a ladder `eval/OPP/simulations` (the level played).
+    for a ladder `eval/OPP/simulations` (the level played); with `elo` settings, the agent's
+    Elo against the fixed opponents `eval/elo`, `eval/elo_low`, `eval/elo_high`
+    (`ratings.anchors`).
     """
 
-    def __init__(self, game, searcher, *, opponents, num_games, seed, engine_timeout):
+    def __init__(self, game, searcher, *, opponents, num_games, seed, engine_timeout, elo=None):
         self.game, self.num_games, self.seed = game, num_games, seed
+        self._elo, self._anchors = elo, None  # settings; the anchors' ratings (`begin`)
         self._engine_timeout = engine_timeout
         self._agent = arena.search_player(searcher)
         self._previous = None
@@ -263,13 +272,33 @@ class Evaluation:
         self._host_agent = jax.jit(self._agent) if self._engines else None
         self._step = jax.jit(game.step)  # host games: one compilation for all evaluations
 
-    def begin(self, variables, records: list[dict] | None = None) -> None:
+    def begin(self, variables, records: list[dict] | None = None, workdir=None) -> None:
         """Starts a session: sets the network `previous` stands for until the next evaluation,
-        and each ladder's level from the run's metrics records so far (a resumed run goes on
-        where the ladder stood)."""
+        each ladder's level from the run's metrics records so far (a resumed run goes on
+        where the ladder stood), and the Elo anchors' ratings (calibrated in `workdir` the
+        first time, see `ratings.anchors`)."""
         self._previous = variables
         for spec in self._ladders:
             self._ladders[spec] = ladder_level(spec, records or [])
+        self._anchors = None
+        specs = anchors.anchor_specs([*self._matches, *self._engines])
+        if self._elo is None or not specs:
+            return
+        if self._elo["ratings"]:
+            self._anchors = anchors.ratings_from_file(self._elo["ratings"], specs)
+            return
+        anchor = self._elo["anchor"] or anchors.default_anchor(specs)
+        if anchor not in specs:
+            raise UserError(f"eval.elo_anchor {anchor!r} is not a fixed opponent ({specs})")
+        self._anchors = anchors.calibrate(
+            workdir,
+            self.game.name,
+            self._elo["game_kwargs"],
+            specs,
+            anchor=anchor,
+            games_per_pair=self.num_games,
+            seed=self.seed,
+        )
 
     def _ladder_match(self, simulations: int):
         """The compiled match of the agent against pure MCTS at `simulations`."""
@@ -311,10 +340,11 @@ class Evaluation:
         return outcomes
 
     def __call__(self, variables, iteration: int) -> dict:
-        results = {}
+        results, outcomes = {}, {}
         for index, spec in enumerate([*self._matches, *self._engines, *self._ladders]):
             key = jax.random.fold_in(jax.random.PRNGKey(self.seed + 1), iteration * 64 + index)
-            summary = arena.summarize(self._outcomes(spec, variables, key))
+            outcomes[spec] = self._outcomes(spec, variables, key)
+            summary = arena.summarize(outcomes[spec])
             games = summary.games
             results[f"eval/{spec}/win_rate"] = summary.wins / games
             results[f"eval/{spec}/draw_rate"] = summary.draws / games
@@ -324,5 +354,7 @@ class Evaluation:
             if spec in self._ladders:
                 results[f"eval/{spec}/simulations"] = self._ladders[spec]
                 self._ladders[spec] = ladder_level(spec, [results])
+        if self._anchors:
+            results.update(anchors.estimate(outcomes, self._anchors))
         self._previous = variables
         return results

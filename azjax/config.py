@@ -103,6 +103,11 @@ def base_config() -> ml_collections.ConfigDict:
     config.eval.num_simulations = 32  # the agent's search when evaluated
     # Specs: random, minimax, mcts:N, ladder:N, previous, workdir:PATH, gtp:..., uci:...
     config.eval.opponents = ("random", "mcts:200")
+    # `eval/elo` against the fixed opponents (ratings.anchors): rated by a tournament among
+    # them at the first evaluation, or from a tournament's ratings file (elo_ratings).
+    config.eval.elo = True
+    config.eval.elo_anchor = ""  # the anchor at 0; "": the first mcts:N opponent
+    config.eval.elo_ratings = ""  # a tournament's ratings.csv rating every fixed opponent
     return config
 
 
@@ -260,6 +265,9 @@ RESUMABLE_KEYS = (
     "eval.num_games",
     "eval.opponents",
     "eval.num_simulations",
+    "eval.elo",
+    "eval.elo_anchor",
+    "eval.elo_ratings",
 )
 # Keys that change what a run computes (not resumable) but not its compiled step functions:
 # gating decides which network self-play passes to them. Left out of the cache key. Also
@@ -272,7 +280,7 @@ GATING_KEYS = (
 )
 # Keys added after runs were saved: a config.json without them gets their defaults, which
 # compute what those runs computed.
-ADDED_KEYS = GATING_KEYS
+ADDED_KEYS = (*GATING_KEYS, "eval.elo", "eval.elo_anchor", "eval.elo_ratings")
 # Keys whose values reach the step functions as arguments (`build.Hyperparams`), not as
 # compiled constants; with `name` and `seed` they do not change the compiled functions.
 TUNABLE_KEYS = (

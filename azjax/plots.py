@@ -71,8 +71,12 @@ def plot_run(
 
     metrics = _metrics(workdir)
     column, xlabel = _axis(x)
-    figure, (scores, losses) = plt.subplots(1, 2, figsize=(11, 4))
+    has_elo = "eval/elo" in metrics and metrics["eval/elo"].notna().any()
+    figure, panels = plt.subplots(1, 3 if has_elo else 2, figsize=(16 if has_elo else 11, 4))
+    scores, losses = panels[:2]
     plot_scores(scores, metrics, x=x, num_games=num_games)
+    if has_elo:
+        plot_elo(panels[2], metrics, x=x)
     if runs.opponents(metrics):
         scores.legend(loc="lower right")
     for key in ("value_loss", "policy_loss", "policy_entropy"):
@@ -88,6 +92,20 @@ def plot_run(
     if output is not None:
         figure.savefig(output, dpi=100)
     return figure
+
+
+def plot_elo(axes, metrics, *, x: str = "minutes", label: str = ""):
+    """Draws a run's `eval/elo` (its Elo against the fixed anchors) with its 95% band."""
+    column, xlabel = _axis(x)
+    rows = metrics[metrics["eval/elo"].notna()]
+    line = axes.plot(rows[column], rows["eval/elo"], "o-", ms=3, label=f"{label}Elo")[0]
+    axes.fill_between(
+        rows[column], rows["eval/elo_low"], rows["eval/elo_high"], color=line.get_color(), alpha=0.2
+    )
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("Elo against the anchors (95%)")
+    axes.grid(alpha=0.3)
+    return axes
 
 
 def plot_runs(named_runs: dict, *, opponent: str, x: str = "minutes", num_games=None, axes=None):

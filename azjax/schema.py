@@ -95,6 +95,9 @@ _OTHER = (
     "learner.boundaries",
     "train.gating",
     "eval.opponents",
+    "eval.elo",
+    "eval.elo_anchor",
+    "eval.elo_ratings",
 )
 
 
@@ -139,7 +142,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
             )
     if not isinstance(config.name, str) or not config.name:
         raise UserError("config key 'name' must be a non-empty string")
-    for key in ("replay.augment", "train.gating"):
+    for key in ("replay.augment", "train.gating", "eval.elo"):
         if not isinstance(flat[key], bool):
             raise UserError(f"config key {key!r} must be true or false, got {flat[key]!r}")
     boundaries = flat["learner.boundaries"]
@@ -161,6 +164,14 @@ def validate(config: ml_collections.ConfigDict) -> None:
         if not isinstance(opponent, str):
             raise UserError(f"config key 'eval.opponents' holds {opponent!r}, not a spec")
         parse_opponent_spec(opponent)
+    for key in ("eval.elo_anchor", "eval.elo_ratings"):
+        if not isinstance(flat[key], str):
+            raise UserError(f"config key {key!r} must be a string, got {flat[key]!r}")
+    anchor = config.eval.elo_anchor
+    if anchor and anchor not in config.eval.opponents:
+        raise UserError(f"config key 'eval.elo_anchor' names {anchor!r}, not an eval opponent")
+    if config.eval.elo_ratings and not Path(config.eval.elo_ratings).is_file():
+        raise UserError(f"config key 'eval.elo_ratings': no ratings file {config.eval.elo_ratings}")
     parameters = _game_parameters(config)
     for name in config.game_kwargs:
         if name not in parameters:

@@ -27,6 +27,7 @@ from azjax.build import Hyperparams, Pipeline
 from azjax.checkpoint import Checkpointer, is_disk_full, join_state, split_state
 from azjax.config import parse_opponent_spec
 from azjax.metrics import MetricsWriter, Progress
+from azjax.ratings import anchors
 from azjax.runs import prepare_workdir
 from azjax.steps import TrainerState, init_state, learn_step, play_step
 from azjax.types import Array, RunError, UserError
@@ -260,8 +261,10 @@ def _evaluation(config, pipeline: Pipeline):
             opponents=tuple(config.eval.opponents),
             num_games=config.eval.num_games,
             seed=config.seed,
+            elo=anchors.settings(config),
         )
     return _COMPILED[key]
+
 
 
 def _loop(
@@ -296,7 +299,7 @@ def _loop(
         workdir, history=history, resume_iteration=start_iteration, tensorboard=tensorboard
     )
     if evaluate is not None:  # `previous` until the next evaluation; the ladders' levels
-        evaluate.begin(state.train_state.variables, writer.records)
+        evaluate.begin(state.train_state.variables, writer.records, workdir)
     if gate is not None:
         gate.begin(state.train_state.variables, start_iteration, writer.records)
     saved = json.loads(config_lib.to_json(config))

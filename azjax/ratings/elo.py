@@ -21,7 +21,7 @@ anchor cannot be placed on its scale: their rating and interval are NaN.
 
 import dataclasses
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -105,11 +105,11 @@ def _pair_counts(games, players: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return count, points
 
 
-def _connected(count: np.ndarray, start: int) -> np.ndarray:
-    """[P] bool: the players linked to `start` by a chain of games."""
+def _connected(count: np.ndarray, starts: list[int]) -> np.ndarray:
+    """[P] bool: the players linked to one of `starts` by a chain of games."""
     seen = np.zeros(len(count), bool)
-    seen[start] = True
-    frontier = [start]
+    seen[starts] = True
+    frontier = list(starts)
     while frontier:
         i = frontier.pop()
         for j in np.flatnonzero((count[i] > 0) & ~seen):
@@ -122,6 +122,7 @@ def fit(
     games: Iterable[tuple[str, str, float]],
     *,
     anchor: str = "random",
+    fixed: Mapping[str, float] | None = None,
     prior_sd: float = 2000.0,
     iterations: int = 100,
 ) -> Ratings:
@@ -130,6 +131,9 @@ def fit(
     Args:
       games: (player_a, player_b, score of a) per game: 1 a won, 0.5 a draw, 0 a lost.
       anchor: the player whose rating is fixed at 0.
+      fixed: more players whose ratings are given (Elo on the anchor's scale), not fitted:
+        training's Elo estimate rates one agent against anchors rated beforehand. Players
+        that played none of `games` are ignored.
       prior_sd: standard deviation in Elo of a Gaussian prior on each rating (keeps players
         that won or lost every game finite); infinity for the pure maximum likelihood.
       iterations: Newton steps at most (it converges in a handful).
@@ -152,12 +156,16 @@ def fit(
     players = list(dict.fromkeys(p for a, b, _ in games for p in (a, b)))
     if anchor not in players:
         raise UserError(f"the anchor {anchor!r} played no game (players: {', '.join(players)})")
+    given = {anchor: 0.0, **{p: float(r) for p, r in (fixed or {}).items() if p in players}}
     count, points = _pair_counts(games, players)
-    reached = _connected(count, players.index(anchor))
-    free = np.flatnonzero(reached & (np.arange(len(players)) != players.index(anchor)))
+    reached = _connected(count, [players.index(p) for p in given])
+    is_given = np.isin(np.arange(len(players)), [players.index(p) for p in given])
+    free = np.flatnonzero(reached & ~is_given)
 
-    # Newton's method on the log-likelihood in natural-log odds units, anchor fixed at 0.
+    # Newton's method on the log-likelihood in natural-log odds units, the given ratings fixed.
     strength = np.zeros(len(players))
+    for player, rating in given.items():
+        strength[players.index(player)] = rating * _SCALE
     precision = 0.0 if math.isinf(prior_sd) else 1.0 / (prior_sd * _SCALE) ** 2
     hessian = np.zeros((len(free), len(free)))
     for _ in range(iterations):

@@ -27,7 +27,9 @@ from azjax.types import UserError
 SCHEDULES = ("round-robin", "gauntlet")
 
 
-def _game_of(infos: list[PlayerInfo], settings: dict, game_name: str | None) -> dict:
+def _game_of(
+    infos: list[PlayerInfo], settings: dict, game_name: str | None, game_kwargs: dict | None
+) -> dict:
     """The tournament's game as {"name", "kwargs"}: stored, else the first run's, else named."""
     stored = settings.get("game")
     chosen = None
@@ -39,8 +41,8 @@ def _game_of(infos: list[PlayerInfo], settings: dict, game_name: str | None) -> 
             chosen = {"name": config.game, "kwargs": dict(config.game_kwargs)}
             break
     if chosen is None and game_name is not None:
-        games.make(game_name)  # a one-line error for an unknown game
-        chosen = {"name": game_name, "kwargs": {}}
+        games.make(game_name, **(game_kwargs or {}))  # a one-line error for an unknown game
+        chosen = {"name": game_name, "kwargs": dict(game_kwargs or {})}
     chosen = stored or chosen
     if chosen is None:
         raise UserError("name the game with --game: no player is a run's checkpoint")
@@ -118,6 +120,7 @@ def run(
     specs: list[str] | None = None,
     *,
     game: str | None = None,
+    game_kwargs: dict | None = None,
     schedule: str = "round-robin",
     focus: str | None = None,
     games_per_pair: int = 20,
@@ -136,6 +139,7 @@ def run(
       specs: player specs (see `tournament.players`); None or empty: the players already in
         the tournament.
       game: the game, needed only when no player is a run's checkpoint.
+      game_kwargs: the rule options of `game` (board size, komi, ...).
       schedule: "round-robin" (every pair) or "gauntlet" (`focus` against every other).
       games_per_pair: games each pairing has when done (half with each colour).
       batch_size: games played at once between two azjax players.
@@ -157,7 +161,7 @@ def run(
     infos = [info for spec in (specs or []) for info in resolve(spec, simulations=simulations)]
     if not infos:
         infos = [PlayerInfo.from_json(data) for data in settings.get("players", {}).values()]
-    settings["game"] = _game_of(infos, settings, game)
+    settings["game"] = _game_of(infos, settings, game, game_kwargs)
     infos = _merge_players(settings, infos)
     if anchor not in settings["players"]:
         known = ", ".join(settings["players"])

@@ -1,0 +1,119 @@
+"""Training's Elo estimate: the agent rated against fixed anchors (`eval/elo`).
+
+The anchors are the evaluation opponents that never change: `random`, `minimax`, `mcts:N`
+and outside engines (`gtp:...`, `uci:...`); not `previous`, `ladder:N` or a run's
+checkpoint, which move. Their ratings are fixed once per run, before its first evaluation:
+
+- by a calibration tournament among the anchors (`WORKDIR/eval_anchors/`, an ordinary
+  tournament directory: `eval.num_games` games per pair, resumable, its ratings table in
+  `ratings.csv`), rated with `eval.elo_anchor` at 0 (default: the first `mcts:N` opponent,
+  else the first anchor); or
+- from a ratings file a tournament wrote (`eval.elo_ratings=PATH/ratings.csv`), so that
+  several runs share one scale.
+
+At each evaluation the agent's games against the anchors are fitted with the anchors held
+at those ratings (Bradley-Terry, one free rating, `ratings.elo.fit(fixed=...)`), giving
+`eval/elo` with its 95% interval `eval/elo_low`, `eval/elo_high`.
+
+A pair of anchors where one wins every calibration game (random against mcts:200 in Connect
+Four, say) has a gap that only the prior bounds (see `ratings.elo`); the rating of the
+weaker one is then loose. That is why the default anchor is an MCTS player rather than
+random: the agent's estimate leans on the anchors it scores between 0 and 1 against.
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from azjax.ratings.elo import fit
+from azjax.schema import parse_opponent_spec
+from azjax.types import UserError
+
+CALIBRATION_DIR = "eval_anchors"
+
+
+def settings(config) -> dict | None:
+    """The Elo estimate's settings from a run's config (None when `eval.elo` is off)."""
+    if not config.eval.elo:
+        return None
+    return {
+        "anchor": config.eval.elo_anchor,
+        "ratings": config.eval.elo_ratings,
+        "game_kwargs": dict(config.game_kwargs),
+    }
+
+
+def anchor_specs(opponents) -> list[str]:
+    """The evaluation opponents that can anchor the Elo estimate (they never change)."""
+    fixed = ("random", "minimax", "mcts", "engine")
+    return [spec for spec in opponents if parse_opponent_spec(spec)[0] in fixed]
+
+
+def default_anchor(specs: list[str]) -> str:
+    """The anchor rated 0: the first pure MCTS opponent, else the first anchor."""
+    return next((s for s in specs if s.startswith("mcts:")), specs[0])
+
+
+def ratings_from_file(path: str | Path, specs: list[str]) -> dict[str, float]:
+    """The anchors' ratings as a tournament's ratings file gives them."""
+    from azjax.tournament import load_ratings  # noqa: PLC0415
+
+    table = load_ratings(path)
+    given = dict(zip(table["player"], table["elo"], strict=True))
+    missing = [s for s in specs if s not in given or not np.isfinite(given[s])]
+    if missing:
+        raise UserError(f"the ratings in {path} do not rate the anchor {missing[0]!r}")
+    return {s: float(given[s]) for s in specs}
+
+
+def calibrate(
+    workdir: str | Path,
+    game_name: str,
+    game_kwargs: dict,
+    specs: list[str],
+    *,
+    anchor: str,
+    games_per_pair: int,
+    seed: int,
+    quiet: bool = False,
+) -> dict[str, float]:
+    """Rates the anchors by a round robin among them (resumed if interrupted)."""
+    if len(specs) == 1:
+        return {specs[0]: 0.0}
+    from azjax import tournament  # noqa: PLC0415
+
+    directory = Path(workdir) / CALIBRATION_DIR
+    if not quiet:
+        print(f"rating the Elo anchors {', '.join(specs)} in {directory}", file=sys.stderr)
+    ratings = tournament.run(
+        directory,
+        specs,
+        game=game_name,
+        game_kwargs=game_kwargs,
+        games_per_pair=games_per_pair,
+        batch_size=games_per_pair,
+        seed=seed,
+        anchor=anchor,
+        quiet=quiet,
+    )
+    return {s: float(ratings.elo[ratings.players.index(s)]) for s in specs}
+
+
+def estimate(outcomes: dict[str, list[float]], anchors: dict[str, float]) -> dict[str, float]:
+    """`eval/elo`, `eval/elo_low`, `eval/elo_high` of the agent from its outcomes (+1 win,
+    0 draw, -1 loss, the agent's view) against the anchors, whose ratings stay fixed."""
+    games = [
+        ("agent", spec, (outcome + 1.0) / 2.0)
+        for spec, results in outcomes.items()
+        if spec in anchors
+        for outcome in results
+    ]
+    if not games:
+        return {}
+    first = next(iter(anchors))
+    ratings = fit(games, anchor=first, fixed={s: r - anchors[first] for s, r in anchors.items()})
+    low, high = ratings.interval("agent")
+    shift = anchors[first]  # back onto the anchors' scale
+    elo = ratings.elo[ratings.players.index("agent")]
+    return {"eval/elo": elo + shift, "eval/elo_low": low + shift, "eval/elo_high": high + shift}
