@@ -16,6 +16,7 @@ import dataclasses
 import ml_collections
 import numpy as np
 from flax import struct
+from jax.sharding import Mesh
 
 from azjax import games
 from azjax.games import Game
@@ -41,6 +42,7 @@ def make_network_for(config: ml_collections.ConfigDict, game: Game) -> Network:
         policy_channels=network.policy_channels,
         value_channels=network.value_channels,
         value_hidden=network.value_hidden,
+        dtype=network.dtype,
     )
 
 
@@ -164,6 +166,14 @@ class Pipeline:
     learner_batch_size: int
     updates_per_iteration: int
     chunk: int  # updates per compiled `learn_step` call (see `learn_chunk`)
+    # The devices the state is sharded over (`train.compile_run` sets it); None: one device,
+    # unsharded (notebooks calling the steps directly).
+    mesh: Mesh | None = None
+
+    @property
+    def num_shards(self) -> int:
+        """D: the replay's rings, one per device of the `data` axis."""
+        return 1 if self.mesh is None else int(self.mesh.devices.size)
 
 
 def learn_chunk(updates_per_iteration: int) -> int:
@@ -182,15 +192,16 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
     """The static pieces of the run `config` describes.
 
     Raises:
-      UserError: the replay buffer cannot hold one iteration's positions.
+      UserError: the replay buffer cannot hold the running games' positions.
     """
     game = make_game(config)
     network = make_network_for(config, game)
-    candidates = config.selfplay.batch_size * (game.max_episode_length + config.selfplay.num_steps)
-    if config.replay.capacity < candidates:
+    # Every position of a running game stays in the ring until its game ends (replay).
+    needed = config.selfplay.batch_size * max(game.max_episode_length, config.selfplay.num_steps)
+    if config.replay.capacity < needed:
         raise UserError(
-            f"replay.capacity={config.replay.capacity} must hold one iteration's positions "
-            f"(selfplay.batch_size * (max game length + selfplay.num_steps) = {candidates})"
+            f"replay.capacity={config.replay.capacity} must hold the running games' positions "
+            f"(selfplay.batch_size * max(max game length, selfplay.num_steps) = {needed})"
         )
     return Pipeline(
         game=game,

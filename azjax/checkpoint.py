@@ -14,6 +14,14 @@ A checkpoint `workdir/checkpoints/<iteration>` holds four items:
 Loading an agent restores `params` (not the trainer item). A checkpoint that cannot be read (files
 truncated or overwritten) is moved to `workdir/checkpoints_damaged/` and the next older one
 is used, with a warning naming what was skipped and why.
+
+When to save is orbax's decision: every `save_interval_steps` steps, and at the step where
+every process of a multi-host run has agreed to stop after a preemption notice (SIGTERM to
+any host; JAX's preemption sync point). Saves are asynchronous: `save` returns once the
+arrays are copied off the devices and the files are written in the background; `wait` (also
+called by the next save and by `close`) blocks until they are on disk. In a multi-host run
+every process calls every method here (orbax writes each array from the process holding it,
+and the JSON items and directory moves from process 0).
 """
 
 import dataclasses
@@ -27,7 +35,10 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 import orbax.checkpoint as ocp
+from orbax.checkpoint import checkpoint_managers
 
+from azjax import distributed
+from azjax.paths import is_local, workdir_path
 from azjax.types import RunError, UserError
 
 
@@ -84,14 +95,51 @@ def _first_line(error: BaseException) -> str:
     return (text.splitlines()[0] if text else type(error).__name__)[:200]
 
 
-class Checkpointer:
-    """Saves and restores checkpoints under `workdir/checkpoints/<step>`."""
+def _remove(path) -> None:
+    if is_local(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.rmtree()
+        except OSError:
+            pass
 
-    def __init__(self, workdir: str | Path, *, max_to_keep: int = 3):
-        self.workdir = Path(workdir).resolve()
+
+class Checkpointer:
+    """Saves and restores checkpoints under `workdir/checkpoints/<step>`.
+
+    Args:
+      workdir: the run directory (a local path or a cloud URI such as gs://bucket/run).
+      max_to_keep: the newest checkpoints kept; older ones are deleted.
+      save_interval_steps: `save` writes steps that are a multiple of it (and a preemption's
+        sync step); `save(..., force=True)` writes any step.
+      asynchronous: write in the background (`wait` blocks until done).
+    """
+
+    def __init__(
+        self,
+        workdir: str | Path,
+        *,
+        max_to_keep: int = 3,
+        save_interval_steps: int = 1,
+        asynchronous: bool = True,
+    ):
+        self.workdir = workdir_path(workdir)
+        if is_local(self.workdir):
+            self.workdir = self.workdir.resolve()
         self.directory = self.workdir / "checkpoints"
+        self._pending: int | None = None  # the step being written in the background
+        policy = checkpoint_managers.AnySavePolicy(
+            [
+                checkpoint_managers.FixedIntervalPolicy(save_interval_steps),
+                checkpoint_managers.PreemptionCheckpointingPolicy(),
+            ]
+        )
         options = ocp.CheckpointManagerOptions(
-            max_to_keep=max_to_keep, enable_async_checkpointing=False, create=True
+            max_to_keep=max_to_keep,
+            enable_async_checkpointing=asynchronous,
+            create=True,
+            save_decision_policy=policy,
         )
         handlers = {
             "params": ocp.StandardCheckpointHandler(),
@@ -114,8 +162,33 @@ class Checkpointer:
         """Saved steps, oldest first."""
         return sorted(self._manager.all_steps())
 
-    def save(self, step: int, params: Any, trainer: Any, *, config: dict, metrics: list[dict]):
-        """Writes the four items of `step` and waits until they are on disk.
+    def should_save(self, step: int) -> bool:
+        """orbax's decision for `step`: a multiple of the save interval, or the step at which
+        every process agreed to stop after a preemption notice (call it at every step, in
+        every process: the preemption sync point needs that)."""
+        return self._manager.should_save(step)
+
+    def reached_preemption(self, step: int) -> bool:
+        """Whether `step` is the preemption sync point: every process saves and stops there."""
+        return self._manager.reached_preemption(step)
+
+    def save(
+        self,
+        step: int,
+        params: Any,
+        trainer: Any,
+        *,
+        config: dict,
+        metrics: list[dict],
+        force: bool = False,
+    ) -> bool:
+        """Starts writing the four items of `step` when orbax's policy says so (or `force`).
+
+        Returns as soon as the arrays are copied off the devices (`wait` for the files);
+        a previous save still in flight is waited for first.
+
+        Returns:
+          Whether a save of `step` was started.
 
         Raises:
           RunError: the disk is full (the earlier checkpoints are intact).
@@ -123,31 +196,56 @@ class Checkpointer:
         args = ocp.args.Composite(
             params=ocp.args.StandardSave(params),
             trainer=ocp.args.StandardSave(trainer),
-            config=ocp.args.JsonSave(config),
-            history=ocp.args.JsonSave({"records": metrics}),
+            config=ocp.args.JsonSave(dict(config)),
+            history=ocp.args.JsonSave({"records": list(metrics)}),
         )
         try:
-            self._manager.save(step, args=args, force=True)
+            started = self._manager.save(step, args=args, force=force)
+        except Exception as error:
+            self._failed(error, step)
+        if started:
+            self._pending = step
+        return started
+
+    def wait(self) -> None:
+        """Blocks until the save in flight (if any) is on disk.
+
+        Raises:
+          RunError: the disk is full (the partial save is removed).
+        """
+        try:
             self._manager.wait_until_finished()
         except Exception as error:
-            if not is_disk_full(error):
-                raise
-            self._discard_partial(step)
-            last = [s for s in self.all_steps() if s != step]
-            raise RunError(
-                f"the disk is full: no space left to save iteration {step} in {self.directory}; "
-                + (
-                    f"the last good checkpoint is iteration {last[-1]}"
-                    if last
-                    else "no checkpoint was saved"
-                )
-            ) from None
+            self._failed(error, None)
+        self._pending = None
+
+    def _failed(self, error: Exception, step: int | None):
+        """Re-raises `error`, or RunError naming the last good checkpoint on a full disk."""
+        if not is_disk_full(error):
+            raise error
+        # The failure may be the background write of the previous save, or this one's.
+        failed = {s for s in (self._pending, step) if s is not None}
+        self._pending = None
+        for bad in sorted(failed):
+            self._discard_partial(bad)
+        last = [s for s in self.all_steps() if s not in failed]
+        raise RunError(
+            "the disk is full: no space left to save iteration "
+            f"{max(failed) if failed else '?'} in {self.directory}; "
+            + (
+                f"the last good checkpoint is iteration {last[-1]}"
+                if last
+                else "no checkpoint was saved"
+            )
+        ) from None
 
     def _discard_partial(self, step: int) -> None:
         """Removes what a failed save of `step` left behind (orbax's temporary folders)."""
-        for path in self.directory.glob(f"{step}*"):
-            if path.name == str(step) or path.name.startswith(f"{step}.orbax-checkpoint-tmp"):
-                shutil.rmtree(path, ignore_errors=True)
+        if distributed.is_primary():
+            for path in self.directory.glob(f"{step}*"):
+                if path.name == str(step) or path.name.startswith(f"{step}.orbax-checkpoint-tmp"):
+                    _remove(path)
+        distributed.barrier(f"azjax-discard-{step}")
         self._manager.reload()
 
     def restore(self, step: int, params_like: Any, trainer_like: Any | None = None) -> Restored:
@@ -228,7 +326,12 @@ class Checkpointer:
 
         Returns None when there is no checkpoint (or none that can be read).
         """
-        log = log or (lambda message: print(message, file=sys.stderr))
+        if log is None:  # one warning per run, not one per process
+
+            def log(message):
+                if distributed.is_primary():
+                    print(message, file=sys.stderr)
+
         for step in reversed(self.all_steps()):
             try:
                 return self.restore(step, params_like, trainer_like)
@@ -241,19 +344,29 @@ class Checkpointer:
         return None
 
     def quarantine(self, step: int) -> Path:
-        """Moves checkpoint `step` to `workdir/checkpoints_damaged/` for inspection."""
+        """Moves checkpoint `step` to `workdir/checkpoints_damaged/` for inspection (process 0
+        moves it; every process of a multi-host run calls this)."""
         source = self.directory / str(step)
         folder = self.workdir / "checkpoints_damaged"
-        folder.mkdir(exist_ok=True)
         target = folder / str(step)
-        if target.exists():
-            target = folder / f"{step}-{time.strftime('%Y%m%d-%H%M%S')}"
-        shutil.move(str(source), str(target))
+        if distributed.is_primary():
+            folder.mkdir(exist_ok=True)
+            if target.exists():
+                target = folder / f"{step}-{time.strftime('%Y%m%d-%H%M%S')}"
+            if is_local(source):
+                shutil.move(str(source), str(target))
+            else:
+                source.rename(target)
+        distributed.barrier(f"azjax-quarantine-{step}")
         self._manager.reload()
         return target
 
     def close(self) -> None:
-        self._manager.close()
+        """Waits for the save in flight (RunError on a full disk), then closes."""
+        try:
+            self.wait()
+        finally:
+            self._manager.close()
 
 
 class DamagedCheckpoint(Exception):

@@ -8,6 +8,7 @@
     azjax uci --workdir runs/xiangqi                        # Xiangqi GUIs, Fairy-Stockfish
     azjax selfplay --workdir runs/go_9x9 --games 8 --sgf games/
     azjax bench --game connect_four
+    azjax bench --memory --config experiments/go_19x19.py --devices 8
     azjax plot --workdir runs/c4
     azjax tournament --dir tournaments/c4 --players runs/c4@every:50 random mcts:400
 
@@ -88,6 +89,27 @@ def _parser() -> argparse.ArgumentParser:
         help="resume a workdir even though its saved config differs",
     )
     train.add_argument("--devices", type=_count(1), default=None, help="use the first N devices")
+    hosts = train.add_argument_group(
+        "many hosts", "one run over the devices of several processes, the same command on each"
+    )
+    hosts.add_argument(
+        "--coordinator", default=None, metavar="HOST:PORT", help="process 0's address"
+    )
+    hosts.add_argument("--num-processes", type=_count(1), default=None, metavar="N")
+    hosts.add_argument("--process-id", type=_count(0), default=None, metavar="I", help="0 to N-1")
+    hosts.add_argument(
+        "--distributed",
+        choices=("auto",),
+        default=None,
+        help="auto: read the processes from the cluster (Cloud TPU, SLURM, Open MPI)",
+    )
+    hosts.add_argument(
+        "--distributed-timeout",
+        type=_count(1),
+        default=300,
+        metavar="S",
+        help="seconds to wait for every process to join (default 300)",
+    )
 
     evaluate = commands.add_parser("evaluate", help="play a trained agent against an opponent")
     evaluate.add_argument("--workdir", required=True, help="run directory of the agent")
@@ -148,13 +170,25 @@ def _parser() -> argparse.ArgumentParser:
     play.add_argument("--second", action="store_true", help="let the agent move first")
     play.add_argument("--seed", type=_count(0), default=0)
 
-    bench = commands.add_parser("bench", help="throughput table (env, search, self-play, learner)")
-    bench.add_argument("--game", default="connect_four")
+    bench = commands.add_parser(
+        "bench", help="throughput table (env, search, self-play, learner); --memory: memory plan"
+    )
+    bench.add_argument("--game", default=None, help="the game (default: connect_four)")
     bench.add_argument("--config", default=None, help="experiment file for search/network sizes")
     bench.add_argument("--batch-sizes", default="1,64,1024,4096")
     bench.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
     bench.add_argument(
         "--env-only", action="store_true", help="only the environment rows (no network)"
+    )
+    bench.add_argument(
+        "--memory",
+        action="store_true",
+        help="memory plan of --config (else every experiment): bytes per position and game, "
+        "compiled programs, the largest batch and replay in 16/40/80 GiB per device",
+    )
+    bench.add_argument("--all", action="store_true", help="--memory for every experiment")
+    bench.add_argument(
+        "--devices", type=_count(1, 4096), default=8, help="--memory: devices (default 8)"
     )
 
     plot = commands.add_parser("plot", help="plot a run's learning curve from metrics.jsonl")
@@ -218,14 +252,35 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _train(args, overrides) -> int:
-    from pathlib import Path  # noqa: PLC0415
+    import os  # noqa: PLC0415
 
+    from azjax import distributed  # noqa: PLC0415
+
+    try:
+        # Before anything computes with JAX (loading a config builds its game).
+        distributed.initialize(
+            args.coordinator,
+            args.num_processes,
+            args.process_id,
+            auto=args.distributed == "auto",
+            timeout_s=args.distributed_timeout,
+        )
+        return _train_run(args, overrides)
+    except distributed.JoinError as error:
+        # JAX's runtime still waits for the missing processes: exit without its shutdown.
+        sys.stdout.flush()
+        print(f"azjax: error: {error}", file=sys.stderr, flush=True)
+        os._exit(error.exit_code)
+
+
+def _train_run(args, overrides) -> int:
     from azjax import config as config_lib  # noqa: PLC0415
     from azjax import interrupt, train  # noqa: PLC0415
+    from azjax.paths import workdir_path  # noqa: PLC0415
 
     config = config_lib.load_config(args.config)
     config_lib.apply_overrides(config, overrides)
-    workdir = Path(args.workdir or f"runs/{config.name}")
+    workdir = workdir_path(args.workdir or f"runs/{config.name}")  # gs:// stays a URI
     mesh = train.make_mesh(args.devices) if args.devices else None
     if interrupt.requested():
         print("azjax: interrupted before training started", file=sys.stderr)
@@ -440,10 +495,17 @@ def _main(argv: list[str]) -> int:
         if args.command is None:
             _parser().print_help()
             return 2
-        if overrides and args.command != "train":
-            raise UserError("--config.KEY=VALUE overrides apply to `azjax train` only")
+        memory = args.command == "bench" and args.memory
+        if overrides and args.command != "train" and not memory:
+            raise UserError(
+                "--config.KEY=VALUE overrides apply to `azjax train` and `azjax bench --memory`"
+            )
         if args.command == "train":
             return _train(args, overrides)
+        if memory:
+            from azjax.bench import memory as memory_plan  # noqa: PLC0415
+
+            return memory_plan.main(args, overrides)
         return COMMANDS[args.command](args)
     except UserError as error:
         print(f"azjax: error: {error}", file=sys.stderr)

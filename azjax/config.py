@@ -49,6 +49,9 @@ def base_config() -> ml_collections.ConfigDict:
     config.network.policy_channels = 2
     config.network.value_channels = 1
     config.network.value_hidden = 64
+    # "bfloat16": computes in bfloat16 with float32 parameters, optimizer state, BatchNorm
+    # statistics and outputs (TPUs, recent GPUs); "float32" computes everything in float32.
+    config.network.dtype = "float32"
 
     config.search = ml_collections.ConfigDict()
     config.search.algorithm = "puct"  # "puct" (AlphaZero) or "gumbel" (Gumbel MuZero)
@@ -280,7 +283,7 @@ GATING_KEYS = (
 )
 # Keys added after runs were saved: a config.json without them gets their defaults, which
 # compute what those runs computed.
-ADDED_KEYS = (*GATING_KEYS, "eval.elo", "eval.elo_anchor", "eval.elo_ratings")
+ADDED_KEYS = (*GATING_KEYS, "eval.elo", "eval.elo_anchor", "eval.elo_ratings", "network.dtype")
 # Keys whose values reach the step functions as arguments (`build.Hyperparams`), not as
 # compiled constants; with `name` and `seed` they do not change the compiled functions.
 TUNABLE_KEYS = (
@@ -314,7 +317,7 @@ def read_config_file(path: str | Path) -> ml_collections.ConfigDict:
     Raises:
       UserError: the file is missing, not JSON, not a config object, or holds bad values.
     """
-    path = Path(path)
+    path = path if hasattr(path, "read_text") else Path(path)  # keeps a gs:// epath.Path
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -12,6 +12,8 @@ import os
 import sys
 from pathlib import Path
 
+from azjax.paths import is_local, workdir_path
+
 
 def parse_lines(text: str) -> tuple[list[dict], int]:
     """Records of a metrics file's text and the number of lines dropped as partial.
@@ -40,7 +42,7 @@ def parse_lines(text: str) -> tuple[list[dict], int]:
 
 def read_metrics(workdir: str | Path) -> list[dict]:
     """Reads the records of a run's `metrics.jsonl`, skipping a partial line."""
-    path = Path(workdir) / "metrics.jsonl"
+    path = workdir_path(workdir) / "metrics.jsonl"
     records, _ = parse_lines(path.read_text(errors="replace"))
     return records
 
@@ -57,6 +59,8 @@ class MetricsWriter:
       tensorboard: also write TensorBoard scalars (from iteration n + 1 on: events of
         iterations after n that an interrupted session wrote are purged).
       log: where warnings go.
+      files: write files at all; False keeps the records in memory only (the processes of a
+        multi-host run other than process 0).
     """
 
     def __init__(
@@ -67,9 +71,13 @@ class MetricsWriter:
         resume_iteration: int = 0,
         tensorboard: bool = True,
         log=None,
+        files: bool = True,
     ):
         log = log or (lambda message: print(message, file=sys.stderr))
-        self.path = Path(workdir) / "metrics.jsonl"
+        self.path = workdir_path(workdir) / "metrics.jsonl"
+        self._files = files
+        # Cloud storage has no append: there the whole file is written again each time.
+        self._local = is_local(self.path)
         on_disk, dropped = [], 0
         if self.path.exists():
             on_disk, dropped = parse_lines(self.path.read_text(errors="replace"))
@@ -81,10 +89,10 @@ class MetricsWriter:
             }
             history = [by_iteration[i] for i in sorted(by_iteration)]
         self.records = [dict(r) for r in history if r["iteration"] <= resume_iteration]
-        if self.path.exists() or self.records:
+        if files and (self.path.exists() or self.records):
             self._rewrite()
         self._tensorboard = None
-        if tensorboard:
+        if tensorboard and files:
             from tensorboardX import SummaryWriter  # noqa: PLC0415  (slow import)
 
             purge = {"purge_step": resume_iteration + 1} if resume_iteration > 0 else {}
@@ -92,7 +100,7 @@ class MetricsWriter:
             # within the same second would overwrite the last one without this suffix, which
             # also keeps such files in iteration order.
             self._tensorboard = SummaryWriter(
-                str(Path(workdir) / "tensorboard"),
+                str(workdir_path(workdir) / "tensorboard"),
                 filename_suffix=f".from{resume_iteration:09d}",
                 **purge,
             )
@@ -105,15 +113,18 @@ class MetricsWriter:
     def _rewrite(self) -> None:
         temporary = self.path.with_name(self.path.name + ".tmp")
         temporary.write_text("".join(json.dumps(r) + "\n" for r in self.records))
-        os.replace(temporary, self.path)
+        temporary.replace(self.path)
 
     def write(self, record: dict) -> dict:
         """Writes one record (flat dict of numbers and strings, with an 'iteration' key) and
         returns it as written (floats rounded to 6 decimals)."""
         record = {k: _plain(v) for k, v in record.items()}
-        with self.path.open("a") as stream:
-            stream.write(json.dumps(record) + "\n")
         self.records.append(record)
+        if self._files and self._local:
+            with self.path.open("a") as stream:
+                stream.write(json.dumps(record) + "\n")
+        elif self._files:
+            self._rewrite()
         if self._tensorboard is not None:
             for key, value in record.items():
                 if key != "iteration" and isinstance(value, int | float) and math.isfinite(value):
@@ -123,7 +134,7 @@ class MetricsWriter:
 
     def sync(self) -> None:
         """Forces the file to disk (before a checkpoint names these records as saved)."""
-        if self.path.exists():
+        if self._files and self._local and self.path.exists():
             with self.path.open("rb+") as stream:
                 os.fsync(stream.fileno())
 

@@ -1,56 +1,228 @@
-"""On-device replay buffer: a ring of labelled positions with pure init / add / sample."""
+"""On-device replay: compact positions written as they are played, labelled when their game
+ends, in one ring per device of the `data` axis.
+
+Layout. The buffer holds N positions split into D shards of N / D, one per device (D = 1
+without a mesh). Each shard is a ring written by the self-play slots on its device: at every
+ply, local slot j of B / D writes its position to `(next_index + j) % (N / D)`, and
+`next_index` advances by B / D, the same in every shard. So the k-th last position of the
+game in local slot j is at `(next_index - k * B / D + j) % (N / D)`, which is how a game's
+positions are found and labelled when it ends, without keeping a list of them.
+
+Stored per position: the observation in the game's compact dtype (`Game.encode_observation`:
+uint8 planes, exact), the search policy in bfloat16 (relative rounding error at most 2^-9
+per entry, renormalised when sampled), the mover (int8) and the value target (float32, NaN
+until the game ends). `capacity >= selfplay batch * max game length` (checked when the
+pipeline is built) means no position of a running game is overwritten before it is
+labelled, so every position played is labelled exactly once, with its own game's outcome.
+
+Sampling draws uniformly among the labelled positions of each shard, each device its share
+of the minibatch (inverse CDF over the labelled mask), so nothing crosses devices.
+
+All functions take the *local* view (one shard); `sharded(mesh, f, ...)` wraps one with
+`jax.shard_map` over the `data` axis.
+"""
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
+from jax.sharding import Mesh, PartitionSpec
 
 from azjax.types import Array, Batch, PRNGKey
+
+POLICY_DTYPE = jnp.bfloat16
 
 
 @struct.dataclass
 class ReplayBuffer:
-    """Fixed-capacity ring of (observation, policy target, value target) triples."""
+    """D rings of positions (see the module docstring); N = capacity."""
 
-    obs: Array  # [N, H, W, C] observations from the mover's view
-    policy: Array  # [N, A] float32 search policy targets
-    value: Array  # [N] float32 game outcome for the mover
-    next_index: Array  # [] int32 where the next position is written
-    size: Array  # [] int32 number of stored positions, at most N
+    obs: Array  # [N, H, W, C] compact observations from the mover's view
+    policy: Array  # [N, A] bfloat16 search policy targets
+    player: Array  # [N] int8 the mover (-1: never written)
+    value: Array  # [N] float32 game outcome for the mover; NaN until labelled
+    next_index: Array  # [] int32 where slot 0 of every shard writes next (a local index)
+    num_shards: Array  # [] int32 D the rings are laid out for (a restore re-lays them)
+
+    @property
+    def size(self) -> Array:
+        """[] int32 labelled positions (all shards)."""
+        return jnp.sum(~jnp.isnan(self.value), dtype=jnp.int32)
 
 
-def init(capacity: int, obs_shape: tuple[int, ...], num_actions: int, obs_dtype=jnp.float32):
-    """Returns an empty buffer holding up to `capacity` positions."""
+def init(capacity: int, obs_shape, num_actions: int, obs_dtype=jnp.uint8, num_shards: int = 1):
+    """An empty buffer of `capacity` positions in `num_shards` rings."""
     return ReplayBuffer(
         obs=jnp.zeros((capacity, *obs_shape), obs_dtype),
-        policy=jnp.zeros((capacity, num_actions), jnp.float32),
-        value=jnp.zeros((capacity,), jnp.float32),
+        policy=jnp.zeros((capacity, num_actions), POLICY_DTYPE),
+        player=jnp.full((capacity,), -1, jnp.int8),
+        value=jnp.full((capacity,), jnp.nan, jnp.float32),
         next_index=jnp.zeros((), jnp.int32),
-        size=jnp.zeros((), jnp.int32),
+        num_shards=jnp.int32(num_shards),
     )
 
 
-def add(buffer: ReplayBuffer, batch: Batch, valid: Array) -> ReplayBuffer:
-    """Appends the rows of `batch` where `valid` is True, in order, overwriting the oldest.
+def write(
+    buffer: ReplayBuffer,
+    obs: Array,
+    policy: Array,
+    player: Array,
+    ended: Array,
+    rewards: Array,
+    lengths: Array,
+    *,
+    max_length: int,
+) -> tuple[ReplayBuffer, Array]:
+    """Writes one ply of every local slot and labels the games that ended with it (local view).
 
     Args:
-      buffer: the ring.
-      batch: M candidate rows (obs [M, ...], policy [M, A], value [M]).
-      valid: [M] bool, which rows to store. At most N of them (the caller keeps M <= N).
+      obs: [b, H, W, C] the positions searched at this ply (compact dtype), b local slots.
+      policy: [b, A] their search policies.
+      player: [b] their movers.
+      ended: [b] bool, the game in the slot ended with this ply's move.
+      rewards: [b, 2] the final rewards of those games (per player).
+      lengths: [b] int32 plies of those games (positions to label, this one included).
+      max_length: the game's longest game (static): how far back a game can reach.
+
+    Returns:
+      The buffer and [] int32 positions labelled.
     """
-    capacity = buffer.value.shape[0]
-    offsets = jnp.cumsum(valid.astype(jnp.int32)) - 1
-    slots = jnp.where(valid, (buffer.next_index + offsets) % capacity, capacity)
-    num_added = jnp.sum(valid.astype(jnp.int32))
-    return buffer.replace(
-        obs=buffer.obs.at[slots].set(batch.obs.astype(buffer.obs.dtype), mode="drop"),
-        policy=buffer.policy.at[slots].set(batch.policy, mode="drop"),
-        value=buffer.value.at[slots].set(batch.value, mode="drop"),
-        next_index=(buffer.next_index + num_added) % capacity,
-        size=jnp.minimum(buffer.size + num_added, capacity),
+    capacity, slots = buffer.value.shape[0], obs.shape[0]
+    rows = (buffer.next_index + jnp.arange(slots)) % capacity
+    buffer = buffer.replace(
+        obs=buffer.obs.at[rows].set(obs.astype(buffer.obs.dtype)),
+        policy=buffer.policy.at[rows].set(policy.astype(buffer.policy.dtype)),
+        player=buffer.player.at[rows].set(player.astype(jnp.int8)),
+        value=buffer.value.at[rows].set(jnp.nan),
+    )
+    # The k-th last position of slot j's game (k = 0: the one just written).
+    back = jnp.arange(max(1, min(capacity // slots, max_length)))
+    index = (rows[:, None] - back[None, :] * slots) % capacity  # [b, K]
+    label = ended[:, None] & (back[None, :] < lengths[:, None])
+    movers = buffer.player[index].astype(jnp.int32)
+    outcome = jnp.take_along_axis(rewards, jnp.clip(movers, 0, 1), axis=1)
+    value = buffer.value.at[jnp.where(label, index, capacity)].set(outcome, mode="drop")
+    next_index = (buffer.next_index + slots) % capacity
+    return buffer.replace(value=value, next_index=next_index), jnp.sum(label, dtype=jnp.int32)
+
+
+def sample(buffer: ReplayBuffer, key: PRNGKey, batch_size: int, decode=None) -> Batch:
+    """`batch_size` labelled positions drawn uniformly with replacement (local view).
+
+    `decode` turns stored observations back into the network's float32 input
+    (`Game.decode_observation`; default a cast). Policies come back as float32, renormalised.
+    A shard with no labelled position returns zeros (callers learn only once every shard
+    holds positions, see `shard_sizes`).
+    """
+    labelled = ~jnp.isnan(buffer.value)
+    cumulative = jnp.cumsum(labelled, dtype=jnp.int32)
+    draws = jax.random.randint(key, (batch_size,), 0, jnp.maximum(cumulative[-1], 1))
+    index = jnp.searchsorted(cumulative, draws, side="right")
+    decode = decode or (lambda obs: obs.astype(jnp.float32))
+    policy = buffer.policy[index].astype(jnp.float32)
+    policy = policy / jnp.maximum(policy.sum(-1, keepdims=True), 1e-30)
+    return Batch(
+        obs=decode(buffer.obs[index]),
+        policy=policy,
+        value=jnp.nan_to_num(buffer.value[index]),
     )
 
 
-def sample(buffer: ReplayBuffer, key: PRNGKey, batch_size: int) -> Batch:
-    """Draws `batch_size` stored positions uniformly, with replacement."""
-    index = jax.random.randint(key, (batch_size,), 0, jnp.maximum(buffer.size, 1))
-    return Batch(obs=buffer.obs[index], policy=buffer.policy[index], value=buffer.value[index])
+def shard_sizes(buffer: ReplayBuffer, num_shards: int) -> Array:
+    """[D] int32 labelled positions in each shard (works on the global, sharded buffer)."""
+    labelled = ~jnp.isnan(buffer.value)
+    return jnp.sum(labelled.reshape(num_shards, -1), axis=1, dtype=jnp.int32)
+
+
+def specs(buffer_like) -> ReplayBuffer:
+    """The buffer's PartitionSpecs: positions split over `data`, the counters replicated."""
+    split = PartitionSpec("data")
+    return buffer_like.replace(
+        obs=split,
+        policy=split,
+        player=split,
+        value=split,
+        next_index=PartitionSpec(),
+        num_shards=PartitionSpec(),
+    )
+
+
+def sharded(mesh: Mesh | None, function, in_specs, out_specs):
+    """`function` (local view) run on each device's shard; itself when there is no mesh."""
+    if mesh is None:
+        return function
+    return jax.shard_map(
+        function, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False
+    )
+
+
+def relayout_plan(
+    player: np.ndarray,
+    value: np.ndarray,
+    next_index: int,
+    old_shards: int,
+    running: np.ndarray,
+    new_shards: int,
+) -> tuple[np.ndarray, int]:
+    """Where each position goes when rings laid out for `old_shards` devices are re-laid for
+    `new_shards` (a checkpoint restored on another number of devices).
+
+    Args:
+      player, value: [N] the buffer's movers and values (host copies; the big arrays are
+        moved on the device by the returned gather index).
+      next_index: the old rings' write position (local).
+      old_shards, new_shards: D before and after.
+      running: [B] int, positions of the running game in each (global) slot: its plies.
+
+    Returns:
+      (source [N] int64: the old index each new position comes from, -1 for empty; the new
+      `next_index`). The running games' positions go where the new layout looks for them;
+      labelled positions fill the other places, oldest first (overwritten first).
+    """
+    capacity, slots = len(value), len(running)
+    old_cap, new_cap = capacity // old_shards, capacity // new_shards
+    old_b, new_b = slots // old_shards, slots // new_shards
+    source = np.full(capacity, -1, np.int64)
+    taken = np.zeros(capacity, bool)
+    plies = new_cap // new_b  # whole plies of slots in a new ring
+    for slot, length in enumerate(running):
+        old_shard, old_j = divmod(slot, old_b)
+        new_shard, new_j = divmod(slot, new_b)
+        for back in range(min(int(length), plies)):  # back 0 = the newest position
+            old = old_shard * old_cap + (next_index - (back + 1) * old_b + old_j) % old_cap
+            new = new_shard * new_cap + (plies - 1 - back) * new_b + new_j
+            source[new], taken[old] = old, True
+    # Labelled positions, oldest first: in each old ring the age order starts at next_index.
+    ages = [
+        shard * old_cap + (next_index + np.arange(old_cap)) % old_cap for shard in range(old_shards)
+    ]
+    order = np.stack(ages, axis=1).reshape(-1)  # interleaved across shards, oldest first
+    order = order[~np.isnan(value[order]) & ~taken[order] & (player[order] >= 0)]
+    free = np.flatnonzero(source < 0)
+    # Free places in overwrite order: each new ring from its write position on.
+    local = (np.arange(new_cap) + plies * new_b) % new_cap
+    free_order = np.stack([shard * new_cap + local for shard in range(new_shards)], 1).reshape(-1)
+    free_order = free_order[np.isin(free_order, free)]
+    count = min(len(order), len(free_order))
+    source[free_order[len(free_order) - count :]] = order[len(order) - count :]
+    return source, (plies * new_b) % new_cap
+
+
+def apply_relayout(buffer: ReplayBuffer, source: Array, next_index: Array, num_shards: int):
+    """The buffer with position i taken from `source[i]` (-1: empty)."""
+    present = source >= 0
+    index = jnp.maximum(source, 0)
+
+    def take(x, empty):
+        moved = x[index]
+        mask = present.reshape((-1,) + (1,) * (x.ndim - 1))
+        return jnp.where(mask, moved, jnp.asarray(empty, x.dtype))
+
+    return buffer.replace(
+        obs=take(buffer.obs, 0),
+        policy=take(buffer.policy, 0),
+        player=take(buffer.player, -1),
+        value=take(buffer.value, jnp.nan),
+        next_index=jnp.asarray(next_index, jnp.int32),
+        num_shards=jnp.int32(num_shards),
+    )

@@ -14,12 +14,13 @@ import math
 from pathlib import Path
 
 from azjax.metrics import parse_lines
+from azjax.paths import is_local, workdir_path  # noqa: F401  (part of this module's API)
 from azjax.stats import wilson_interval
 from azjax.types import RunError, UserError
 
 
 def _metrics_path(path: str | Path) -> Path:
-    path = Path(path)
+    path = workdir_path(path)
     if path.is_dir():
         path = path / "metrics.jsonl"
     if not path.is_file():
@@ -118,9 +119,9 @@ def list_checkpoints(workdir: str | Path) -> list[int]:
 
     Any of them loads with `azjax.load_agent(workdir, step=STEP)`.
     """
-    directory = Path(workdir) / "checkpoints"
+    directory = workdir_path(workdir) / "checkpoints"
     if not directory.is_dir():
-        if not Path(workdir).is_dir():
+        if not workdir_path(workdir).is_dir():
             raise UserError(f"{workdir} is not a run directory")
         return []
     from azjax.checkpoint import Checkpointer  # noqa: PLC0415  (loads orbax and jax)
@@ -140,14 +141,19 @@ def load_run_config(workdir: str | Path):
     """
     from azjax.config import read_config_file  # noqa: PLC0415
 
-    path = Path(workdir) / "config.json"
+    path = workdir_path(workdir) / "config.json"
     if not path.is_file():
         raise UserError(f"{workdir} is not a run directory (no config.json)")
     return read_config_file(path)
 
 
-def prepare_workdir(config, workdir: Path, *, allow_config_change: bool) -> None:
+def prepare_workdir(
+    config, workdir: Path, *, allow_config_change: bool, write: bool = True
+) -> None:
     """Saves the resolved config, or checks it against the one already saved there.
+
+    `write=False` only checks (the processes of a multi-host run other than process 0: every
+    process reaches the same verdict, and one writes).
 
     Raises:
       UserError: the workdir cannot be used (a file, under a file, read-only), or the saved
@@ -160,10 +166,12 @@ def prepare_workdir(config, workdir: Path, *, allow_config_change: bool) -> None
     from azjax import config as config_lib  # noqa: PLC0415
     from azjax.checkpoint import is_disk_full  # noqa: PLC0415  (loads orbax)
 
+    workdir = workdir_path(workdir)
     path = workdir / "config.json"
     given = json.loads(config_lib.to_json(config))
     try:
-        workdir.mkdir(parents=True, exist_ok=True)
+        if write:
+            workdir.mkdir(parents=True, exist_ok=True)
         if path.exists():
             saved = config_lib.read_config_file(path)
             differences = config_lib.config_differences(saved.to_dict(), given)
@@ -173,9 +181,10 @@ def prepare_workdir(config, workdir: Path, *, allow_config_change: bool) -> None
                     + "; ".join(differences)
                     + "); use another --workdir, or pass --allow-config-change to resume anyway"
                 )
-        temporary = path.with_name("config.json.tmp")
-        temporary.write_text(config_lib.to_json(config))
-        temporary.replace(path)
+        if write:
+            temporary = path.with_name("config.json.tmp")
+            temporary.write_text(config_lib.to_json(config))
+            temporary.replace(path)
     except OSError as error:
         if is_disk_full(error):
             raise RunError(f"the disk is full: cannot write {path}") from None

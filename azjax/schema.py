@@ -83,6 +83,7 @@ _NUMBERS = {
     "eval.num_simulations": (int, 1, 1_000_000, False),
 }
 _CHOICES = {
+    "network.dtype": ("float32", "bfloat16"),
     "search.algorithm": ("puct", "gumbel"),
     "learner.optimizer": ("adam", "sgd"),
     "learner.schedule": ("constant", "cosine", "piecewise"),

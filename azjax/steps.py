@@ -11,8 +11,9 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
-from jax.sharding import Sharding
+from jax.sharding import PartitionSpec
 
 from azjax import learner, replay, selfplay
 from azjax.build import Hyperparams, Pipeline
@@ -41,10 +42,16 @@ def init_state(pipeline: Pipeline, key: PRNGKey) -> TrainerState:
     key, network_key, selfplay_key = jax.random.split(key, 3)
     game = pipeline.game
     variables = pipeline.network.init(network_key)
-    obs = game.observe(game.init(key))
+    stored = game.encode_observation(game.observe(game.init(key)))
     return TrainerState(
         train_state=learner.init(pipeline.optimizer, variables),
-        buffer=replay.init(pipeline.replay_capacity, obs.shape, game.num_actions, obs.dtype),
+        buffer=replay.init(
+            pipeline.replay_capacity,
+            stored.shape,
+            game.num_actions,
+            stored.dtype,
+            num_shards=pipeline.num_shards,
+        ),
         selfplay=selfplay.init(game, selfplay_key, batch_size=pipeline.selfplay_batch_size),
         key=key,
         iteration=jnp.zeros((), jnp.int32),
@@ -63,24 +70,25 @@ def play_step(
     """
     key, selfplay_key, learn_key = jax.random.split(state.key, 3)
     search = functools.partial(pipeline.search, params=hyper.search)
-    selfplay_state, played = selfplay.run(
+    selfplay_state, buffer, played = selfplay.run(
         pipeline.game,
         search,
         state.train_state.variables,
         state.selfplay,
+        state.buffer,
         selfplay_key,
         num_steps=pipeline.num_steps,
         temperature_moves=pipeline.temperature_moves,
         sample_search_action=pipeline.sample_search_action,
+        write=replay_writer(pipeline),
     )
-    buffer = replay.add(state.buffer, played.batch, played.valid)
     games = jnp.maximum(played.num_games, 1)
     metrics = dict(
         games=played.num_games,
         average_game_length=played.total_game_length / games,
         first_player_win_rate=played.first_player_wins / games,
         second_player_win_rate=played.second_player_wins / games,
-        positions_added=jnp.sum(played.valid),
+        positions_added=played.num_labelled,
         root_value=played.root_value,
         buffer_size=buffer.size,
     )
@@ -97,24 +105,48 @@ def play_step(
     return next_state, metrics, learn_keys.reshape(-1, pipeline.chunk, *learn_keys.shape[1:])
 
 
-def sample_batch(
-    pipeline: Pipeline, buffer: ReplayBuffer, key: PRNGKey, sharding: Sharding | None = None
-) -> Batch:
-    """A minibatch drawn uniformly from the buffer, each sample in a random board symmetry.
+def replay_writer(pipeline: Pipeline):
+    """`replay.write` for this pipeline: on each device's shard when there is a mesh."""
+    write = functools.partial(replay.write, max_length=pipeline.game.max_episode_length)
+    if pipeline.mesh is None:
+        return write
+    split, whole = PartitionSpec("data"), PartitionSpec()
+    specs = replay.specs(_BUFFER_FIELDS)
+    return replay.sharded(
+        pipeline.mesh, write, (specs, split, split, split, split, split, split), (specs, whole)
+    )
 
-    With a `sharding` (the `data` axis of a mesh) the minibatch is split over the devices,
-    so each computes the gradient of its share.
+
+# A stand-in with the buffer's fields, for building its PartitionSpecs.
+_BUFFER_FIELDS = replay.ReplayBuffer(*([None] * 6))
+
+
+def sample_batch(pipeline: Pipeline, buffer: ReplayBuffer, key: PRNGKey) -> Batch:
+    """A minibatch drawn uniformly from the labelled positions, each sample in a random board
+    symmetry. With a mesh each device draws its share from its own shard (`replay`), so the
+    minibatch comes split over the `data` axis and each device computes its share's gradient.
     """
-    sample_key, symmetry_key = jax.random.split(key)
-    batch = replay.sample(buffer, sample_key, pipeline.learner_batch_size)
     game = pipeline.game
-    if pipeline.augment and game.symmetries > 1:
-        index = jax.random.randint(symmetry_key, (pipeline.learner_batch_size,), 0, game.symmetries)
-        obs, policy = jax.vmap(game.apply_symmetry)(batch.obs, batch.policy, index)
-        batch = batch.replace(obs=obs, policy=policy)
-    if sharding is not None:
-        batch = jax.lax.with_sharding_constraint(batch, sharding)
-    return batch
+    shards = pipeline.num_shards
+    per_shard = pipeline.learner_batch_size // shards
+
+    def draw(buffer, key):
+        if pipeline.mesh is not None:
+            key = jax.random.fold_in(key, jax.lax.axis_index("data"))
+        sample_key, symmetry_key = jax.random.split(key)
+        batch = replay.sample(buffer, sample_key, per_shard, game.decode_observation)
+        if pipeline.augment and game.symmetries > 1:
+            index = jax.random.randint(symmetry_key, (per_shard,), 0, game.symmetries)
+            obs, policy = jax.vmap(game.apply_symmetry)(batch.obs, batch.policy, index)
+            batch = batch.replace(obs=obs, policy=policy)
+        return batch
+
+    split = PartitionSpec("data")
+    batch_specs = Batch(obs=split, policy=split, value=split)
+    sharded_draw = replay.sharded(
+        pipeline.mesh, draw, (replay.specs(_BUFFER_FIELDS), PartitionSpec()), batch_specs
+    )
+    return sharded_draw(buffer, key)
 
 
 def learn_step(
@@ -122,8 +154,6 @@ def learn_step(
     state: TrainerState,
     keys: Array,
     hyper: Hyperparams,
-    *,
-    batch_sharding: Sharding | None = None,
 ) -> tuple[TrainerState, dict]:
     """`chunk` learner updates on minibatches from the buffer (none before `min_size`).
 
@@ -131,12 +161,14 @@ def learn_step(
 
     Args:
       keys: [chunk, 2] one key per update (from `play_step`).
-      batch_sharding: how to split each minibatch over devices (see `sample_batch`).
     """
-    ready = state.buffer.size >= pipeline.replay_min_size
+    # Every shard must hold its share of min_size (and at least one position) to sample.
+    shards = pipeline.num_shards
+    share = max(1, -(-pipeline.replay_min_size // shards))
+    ready = jnp.min(replay.shard_sizes(state.buffer, shards)) >= share
     train_state, all_metrics = state.train_state, []
     for index in range(pipeline.chunk):
-        batch = sample_batch(pipeline, state.buffer, keys[index], batch_sharding)
+        batch = sample_batch(pipeline, state.buffer, keys[index])
         new_state, metrics = learner.update(
             pipeline.network,
             pipeline.optimizer,
@@ -153,3 +185,31 @@ def learn_step(
         updates=train_state.step,
     )
     return state.replace(train_state=train_state), metrics
+
+
+def relayout(state: TrainerState, shardings: TrainerState, num_shards: int) -> TrainerState:
+    """`state` restored from a checkpoint written on another number of devices, its replay
+    rings re-laid for `num_shards` (`replay.relayout_plan`); `state` itself otherwise.
+
+    Only the small per-position arrays (movers, values) and the slots' game lengths come to
+    the host (gathered from every process); the positions move on the devices."""
+    old_shards = int(jax.device_get(state.buffer.num_shards))
+    if old_shards == num_shards:
+        return state
+    from jax.experimental import multihost_utils  # noqa: PLC0415
+
+    gather = functools.partial(multihost_utils.process_allgather, tiled=True)
+    buffer = state.buffer
+    source, next_index = replay.relayout_plan(
+        np.asarray(gather(buffer.player)),
+        np.asarray(gather(buffer.value)),
+        int(jax.device_get(buffer.next_index)),
+        old_shards,
+        np.asarray(gather(state.selfplay.num_pending)),
+        num_shards,
+    )
+    move = jax.jit(
+        functools.partial(replay.apply_relayout, num_shards=num_shards),
+        out_shardings=shardings.buffer,
+    )
+    return state.replace(buffer=move(buffer, source, next_index))

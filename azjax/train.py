@@ -6,6 +6,7 @@ The host loop (`train`) only times, logs, gates (`gating`), evaluates, checkpoin
 cleanly on a signal.
 """
 
+import dataclasses
 import functools
 import json
 import math
@@ -20,26 +21,35 @@ import ml_collections
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from azjax import build, gating, interrupt
+from azjax import build, distributed, gating, interrupt, replay
 from azjax import config as config_lib
 from azjax.agent import make_evaluation
 from azjax.build import Hyperparams, Pipeline
 from azjax.checkpoint import Checkpointer, is_disk_full, join_state, split_state
 from azjax.config import parse_opponent_spec
 from azjax.metrics import MetricsWriter, Progress
+from azjax.paths import is_local, workdir_path
 from azjax.ratings import anchors
 from azjax.runs import prepare_workdir
-from azjax.steps import TrainerState, init_state, learn_step, play_step
+from azjax.steps import TrainerState, init_state, learn_step, play_step, relayout
 from azjax.types import Array, RunError, UserError
 
 
 def make_mesh(num_devices: int | None = None) -> Mesh:
     """A 1-D mesh with axis `data` over the first `num_devices` (default: all) devices.
 
+    In a multi-process run (`distributed`) `jax.devices()` is every device of every process:
+    the mesh is global, and `num_devices` must be all of them.
+
     Raises:
       UserError: `num_devices` is not between 1 and the number of devices.
     """
     devices = jax.devices()
+    if num_devices is not None and jax.process_count() > 1 and num_devices != len(devices):
+        raise UserError(
+            f"--devices {num_devices}: a run of {jax.process_count()} processes uses all "
+            f"{len(devices)} devices of all processes"
+        )
     if num_devices is not None:
         if not 1 <= num_devices <= len(devices):
             raise UserError(f"--devices must be between 1 and {len(devices)}, got {num_devices}")
@@ -48,12 +58,20 @@ def make_mesh(num_devices: int | None = None) -> Mesh:
 
 
 def state_shardings(pipeline: Pipeline, mesh: Mesh) -> TrainerState:
-    """Self-play games split over the `data` axis; everything else replicated."""
+    """Self-play games and the replay's positions split over the `data` axis (each device its
+    games and its ring, see `replay`); everything else replicated."""
     abstract = jax.eval_shape(functools.partial(init_state, pipeline), jax.random.PRNGKey(0))
     replicated = NamedSharding(mesh, PartitionSpec())
     batch = NamedSharding(mesh, PartitionSpec("data"))
     shardings = jax.tree.map(lambda _: replicated, abstract)
-    return shardings.replace(selfplay=jax.tree.map(lambda _: batch, abstract.selfplay))
+    buffer = jax.tree.map(
+        lambda spec: NamedSharding(mesh, spec),
+        replay.specs(abstract.buffer),
+        is_leaf=lambda x: isinstance(x, PartitionSpec),
+    )
+    return shardings.replace(
+        selfplay=jax.tree.map(lambda _: batch, abstract.selfplay), buffer=buffer
+    )
 
 
 class CompiledRun(NamedTuple):
@@ -85,13 +103,13 @@ def compile_run(config: ml_collections.ConfigDict, mesh: Mesh | None = None) -> 
     cache_key = (config_lib.pipeline_key(config), tuple(d.id for d in mesh.devices.flat))
     if cache_key not in _COMPILED:
         num_devices = mesh.devices.size
-        for key in ("selfplay.batch_size", "learner.batch_size"):
+        for key in ("selfplay.batch_size", "learner.batch_size", "replay.capacity"):
             group, field = key.split(".")
             if config[group][field] % num_devices:
                 raise UserError(
                     f"{key}={config[group][field]} must be divisible by {num_devices} devices"
                 )
-        pipeline = build.make_pipeline(config)
+        pipeline = dataclasses.replace(build.make_pipeline(config), mesh=mesh)
         shardings = state_shardings(pipeline, mesh)
         _COMPILED[cache_key] = CompiledRun(
             pipeline=pipeline,
@@ -104,9 +122,7 @@ def compile_run(config: ml_collections.ConfigDict, mesh: Mesh | None = None) -> 
                 out_shardings=(shardings, None, None),
             ),
             learn=jax.jit(
-                functools.partial(
-                    learn_step, pipeline, batch_sharding=NamedSharding(mesh, PartitionSpec("data"))
-                ),
+                functools.partial(learn_step, pipeline),
                 in_shardings=(shardings, None, None),
                 out_shardings=(shardings, None),
             ),
@@ -124,8 +140,9 @@ def iterate(run: CompiledRun, state: TrainerState, hyper: Hyperparams, selfplay_
 
     Returns (state, metrics), or (None, None) when a stop was requested (`interrupt`) before
     the iteration finished: the iteration is then dropped, and `state` is the last complete
-    one.
+    one. (With several processes a stop is agreed on between iterations only: see `_loop`.)
     """
+    interruptible = jax.process_count() == 1
     if selfplay_variables is None:
         state, metrics, learn_keys = run.play(state, hyper)
     else:
@@ -136,7 +153,7 @@ def iterate(run: CompiledRun, state: TrainerState, hyper: Hyperparams, selfplay_
         state = state.replace(train_state=learner_state)
     learn_metrics = []
     for keys in learn_keys:
-        if interrupt.requested():
+        if interruptible and interrupt.requested():
             return None, None
         state, chunk_metrics = run.learn(state, keys, hyper)
         learn_metrics.append(chunk_metrics)
@@ -177,9 +194,16 @@ def train(
     the last completed iteration and raises KeyboardInterrupt; rerunning on the same workdir
     resumes from there.
 
+    With several processes (`distributed.initialize` called first, in every process, each
+    then calling `train` with the same arguments) the run spans the devices of all of them:
+    only process 0 writes `config.json`, metrics, TensorBoard and prints; every process
+    takes part in the checkpoints. A signal or preemption notice to any process stops all
+    of them at the same iteration, saved.
+
     Args:
       config: the experiment (`config.load_config`, or `base_config()` plus overrides).
-      workdir: the run directory; an existing run there is resumed.
+      workdir: the run directory (a local path or a cloud URI, gs://bucket/run); an
+        existing run there is resumed.
       allow_config_change: resume a run whose saved config differs in computing keys.
       mesh: the devices to shard over (default: all).
       quiet: no messages, no progress and no TensorBoard files (tests).
@@ -190,21 +214,27 @@ def train(
         `train` returns normally (early stopping from a notebook).
 
     Raises:
-      UserError: a bad workdir, a config that differs from the saved one, an unreadable run.
+      UserError: a bad workdir, a config that differs from the saved one, an unreadable run,
+        processes given different configs or workdirs.
       RunError: the disk is full (the last good checkpoint is named).
       KeyboardInterrupt: after saving, on a signal.
     """
     if progress not in ("bar", "lines", "none"):
         raise UserError(f"progress must be 'bar', 'lines' or 'none', not {progress!r}")
-    log = (lambda *_: None) if quiet else print
-    reporter = Progress(config, "none" if quiet else progress)
-    workdir = Path(workdir)
+    primary = distributed.is_primary()  # the process that prints and writes the run's files
+    log = (lambda *_: None) if quiet or not primary else print
+    reporter = Progress(config, "none" if quiet or not primary else progress)
+    workdir = workdir_path(workdir)
     with interrupt.deferred():
-        prepare_workdir(config, workdir, allow_config_change=allow_config_change)
+        distributed.check_same_run(config, workdir)
+        if config.train.gating and distributed.process_count() > 1:
+            raise UserError("train.gating does not support runs of several processes yet")
+        _check_cloud_workdir(config, workdir)
+        prepare_workdir(config, workdir, allow_config_change=allow_config_change, write=primary)
         run = compile_run(config, mesh)
         hyper = build.make_hyperparams(config)
         evaluate = None
-        if config.eval.every > 0:
+        if config.eval.every > 0 and primary:  # process 0 evaluates for all of them
             evaluate = _evaluation(config, run.pipeline)
         gate = None
         if config.train.gating:
@@ -213,7 +243,11 @@ def train(
                 config, run.pipeline, workdir, sharding=variables_sharding, log=log
             )
         state = run.init(jax.random.PRNGKey(config.seed))
-        checkpointer = Checkpointer(workdir, max_to_keep=config.train.keep_checkpoints)
+        checkpointer = Checkpointer(
+            workdir,
+            max_to_keep=config.train.keep_checkpoints,
+            save_interval_steps=config.train.checkpoint_every,
+        )
         try:
             return _loop(
                 config,
@@ -228,6 +262,7 @@ def train(
                 callback,
                 gate=gate,
                 tensorboard=not quiet,
+                primary=primary,
             )
         except RunError:
             raise
@@ -245,6 +280,24 @@ def train(
             ) from None
         finally:
             checkpointer.close()
+
+
+def _check_cloud_workdir(config, workdir) -> None:
+    """Refuses what keeps files on local disks only (gating's networks, the Elo anchors'
+    calibration tournament) in a cloud workdir, where they would land in a local folder."""
+    if is_local(workdir):
+        return
+    if config.train.gating:
+        raise UserError(
+            f"train.gating keeps its networks on a local disk for now; {workdir} is cloud "
+            "storage (use a local or mounted --workdir)"
+        )
+    anchored = len(anchors.anchor_specs(config.eval.opponents)) > 1
+    if config.eval.every > 0 and config.eval.elo and not config.eval.elo_ratings and anchored:
+        raise UserError(
+            f"eval.elo rates its anchors in a tournament on a local disk for now; {workdir} is "
+            "cloud storage (set eval.elo_ratings to a ratings file, or eval.elo=false)"
+        )
 
 
 def _evaluation(config, pipeline: Pipeline):
@@ -266,7 +319,6 @@ def _evaluation(config, pipeline: Pipeline):
     return _COMPILED[key]
 
 
-
 def _loop(
     config,
     workdir,
@@ -281,7 +333,13 @@ def _loop(
     *,
     gate,
     tensorboard,
+    primary=True,
 ):
+    # With several processes every process runs this loop in step: the same jitted calls and
+    # collectives in the same order. Process 0 alone writes files, prints and evaluates (on
+    # its own devices, from a host copy of the replicated network); decisions that could
+    # differ between processes (a signal, the clock) are agreed on (`distributed`).
+    multiprocess = distributed.process_count() > 1
     had_checkpoints = bool(checkpointer.all_steps())
     restored = checkpointer.restore_newest(*split_state(state))
     if restored is None and had_checkpoints:
@@ -292,14 +350,24 @@ def _loop(
     history = None
     if restored is not None:
         state = jax.device_put(join_state(state, restored.params, restored.trainer), run.shardings)
+        state = relayout(state, run.shardings, run.pipeline.num_shards)  # another device count
         history = restored.metrics
         log(f"resuming {workdir} from iteration {restored.step}")
     start_iteration = int(state.iteration)
     writer = MetricsWriter(
-        workdir, history=history, resume_iteration=start_iteration, tensorboard=tensorboard
+        workdir,
+        history=history,
+        resume_iteration=start_iteration,
+        tensorboard=tensorboard and primary,
+        files=primary,
     )
+
+    def evaluation_variables(state: TrainerState):
+        variables = state.train_state.variables
+        return distributed.to_host(variables) if multiprocess else variables
+
     if evaluate is not None:  # `previous` until the next evaluation; the ladders' levels
-        evaluate.begin(state.train_state.variables, writer.records, workdir)
+        evaluate.begin(evaluation_variables(state), writer.records, workdir)
     if gate is not None:
         gate.begin(state.train_state.variables, start_iteration, writer.records)
     saved = json.loads(config_lib.to_json(config))
@@ -315,33 +383,42 @@ def _loop(
         return resumed_elapsed + time.perf_counter() - session_start
 
     def put_elapsed(seconds: float) -> Array:
-        # Same sharding as the step's output, so the next call hits the compilation cache.
-        return jax.device_put(jnp.float32(seconds), run.shardings.elapsed)
+        # Same sharding as the step's output, so the next call hits the compilation cache;
+        # process 0's clock on every process (a global array holds one value everywhere).
+        return jax.device_put(np.float32(distributed.agree(seconds)), run.shardings.elapsed)
 
-    def save(state: TrainerState) -> None:
+    def save(state: TrainerState, *, force: bool) -> None:
         writer.sync()
         params, rest = split_state(state)
-        checkpointer.save(int(state.iteration), params, rest, config=saved, metrics=writer.records)
+        # The previous save wrote in the background during this iteration; orbax would wait
+        # for it anyway, and a second signal then never finds it half-written.
+        checkpointer.wait()
+        checkpointer.save(
+            int(state.iteration), params, rest, config=saved, metrics=writer.records, force=force
+        )
         if gate is not None:
             gate.prune(checkpointer.all_steps(), writer.records)
 
     deadline = math.inf if config.train.max_minutes <= 0 else 60.0 * config.train.max_minutes
     saved_iteration, elapsed = start_iteration, clock()
     session_iterations, stopped_by_callback = 0, False
+    interrupted = preempted = False
     reporter.start(start_iteration)
     try:
-        while (
-            int(state.iteration) < config.train.num_iterations
-            and elapsed < deadline
-            and not interrupt.requested()
-            and not stopped_by_callback
-        ):
+        while int(state.iteration) < config.train.num_iterations and not preempted:
+            # A stop that any process wants, all processes make (one process alone would
+            # leave the others waiting in the next collective).
+            interrupted, stopped_by_callback, out_of_time = distributed.any_process(
+                bool(interrupt.requested()), stopped_by_callback, elapsed >= deadline
+            )
+            if interrupted or stopped_by_callback or out_of_time:
+                break
             started = time.perf_counter()
             best = None if gate is None else gate.variables  # self-play's network when gated
             next_state, metrics = iterate(run, state, hyper, best)
             if next_state is None:
                 break
-            metrics = jax.device_get(metrics)
+            metrics = distributed.to_host(metrics)
             seconds = time.perf_counter() - started
             elapsed = clock()
             state = next_state.replace(elapsed=put_elapsed(elapsed))
@@ -352,9 +429,10 @@ def _loop(
                 elapsed = clock()
                 record.update(wall_time=elapsed)
                 state = state.replace(elapsed=put_elapsed(elapsed))
-            if evaluate is not None and iteration % config.eval.every == 0:
+            if config.eval.every > 0 and iteration % config.eval.every == 0:
                 eval_started = time.perf_counter()
-                record.update(evaluate(state.train_state.variables, iteration))
+                if evaluate is not None:  # None on processes other than 0
+                    record.update(evaluate(evaluation_variables(state), iteration))
                 elapsed = clock()
                 record.update(wall_time=elapsed, eval_seconds=time.perf_counter() - eval_started)
                 state = state.replace(elapsed=put_elapsed(elapsed))
@@ -367,19 +445,32 @@ def _loop(
             reporter.update(record, min(eta, deadline - elapsed))
             if callback is not None:
                 stopped_by_callback = bool(callback(record))
-            if iteration % config.train.checkpoint_every == 0:
-                save(state.replace(elapsed=put_elapsed(clock())))
+            # orbax decides: every `train.checkpoint_every` iterations, and at the iteration
+            # where all processes stop after a preemption notice (SIGTERM to any host of a
+            # multi-host run); asked at every iteration, as the preemption sync point needs.
+            if checkpointer.should_save(iteration):
+                save(state.replace(elapsed=put_elapsed(clock())), force=False)
                 saved_iteration = iteration
+            preempted = checkpointer.reached_preemption(iteration)
             elapsed = clock()
+        if not multiprocess:
+            interrupted = bool(interrupt.requested())
         if int(state.iteration) != saved_iteration:
-            save(state)
+            save(state, force=True)
             saved_iteration = int(state.iteration)
+        checkpointer.wait()
     finally:
         reporter.close()
         writer.close()
     if stopped_by_callback:
         log(f"stopped by the callback at iteration {saved_iteration}; saved in {workdir}")
-    if interrupt.requested():
+    if preempted:
+        log(
+            f"preempted: saved iteration {saved_iteration} in {workdir}; "
+            "run the same command again to resume"
+        )
+        raise KeyboardInterrupt
+    if interrupted:
         if checkpointer.all_steps():
             log(
                 f"interrupted: saved iteration {saved_iteration} in {workdir}; "

@@ -42,15 +42,6 @@ class Batch(struct.PyTreeNode):
     value: Array  # [B] float32 game outcome for the mover
 
 
-@struct.dataclass
-class Records:
-    """Positions of one or more games with what search made of them, before labelling."""
-
-    obs: Array  # [..., H, W, C] observation from the mover's view
-    policy: Array  # [..., A] float32 search policy target
-    player: Array  # [...] int32 player to move
-
-
 class SearchOutput(NamedTuple):
     """Result of a batched search."""
 

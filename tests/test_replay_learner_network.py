@@ -12,33 +12,57 @@ from azjax.networks import make_network
 from azjax.types import Batch
 
 
-def rows(values):
-    values = jnp.asarray(values, jnp.float32)
-    return Batch(
-        obs=values[:, None, None, None] * jnp.ones((1, 1, 1, 1)),
-        policy=jnp.stack([values, -values], -1),
-        value=values,
+def write(buffer, movers, ended=None, rewards=None, lengths=None):
+    """One ply of len(movers) slots whose positions are boards filled with the slot number."""
+    slots = len(movers)
+    obs = jnp.arange(slots, dtype=jnp.uint8)[:, None, None, None] * jnp.ones(
+        (1, 1, 1, 1), jnp.uint8
+    )
+    policy = jnp.tile(jnp.array([[0.25, 0.75]]), (slots, 1))
+    ended = jnp.zeros(slots, bool) if ended is None else jnp.asarray(ended)
+    rewards = jnp.zeros((slots, 2)) if rewards is None else jnp.asarray(rewards, jnp.float32)
+    lengths = jnp.zeros(slots, jnp.int32) if lengths is None else jnp.asarray(lengths)
+    return replay.write(
+        buffer, obs, policy, jnp.asarray(movers), ended, rewards, lengths, max_length=3
     )
 
 
-def test_ring_buffer_keeps_valid_rows_in_order_and_wraps():
-    buffer = replay.init(5, (1, 1, 1), 2)
-    buffer = replay.add(buffer, rows([1, 2, 3, 4]), jnp.array([True, False, True, True]))
-    np.testing.assert_array_equal(buffer.value[:3], [1, 3, 4])
-    assert int(buffer.size) == 3 and int(buffer.next_index) == 3
-    buffer = replay.add(buffer, rows([5, 6, 7]), jnp.array([True, True, True]))
-    # 6 rows through a ring of 5: the oldest (1) is overwritten by 7.
-    np.testing.assert_array_equal(buffer.value, [7, 3, 4, 5, 6])
-    np.testing.assert_array_equal(buffer.policy[:, 1], -buffer.value)
-    assert int(buffer.size) == 5 and int(buffer.next_index) == 1
+def test_ring_writes_each_ply_and_labels_a_game_by_its_movers_when_it_ends():
+    buffer = replay.init(6, (1, 1, 1), 2)  # 2 slots x 3 plies
+    buffer, labelled = write(buffer, [0, 0])
+    buffer, labelled = write(buffer, [1, 1])
+    assert int(labelled) == 0 and int(buffer.size) == 0 and int(buffer.next_index) == 4
+    # Slot 0's game ends at its 3rd ply, won by player 0; slot 1's runs on.
+    buffer, labelled = write(
+        buffer, [0, 0], ended=[True, False], rewards=[[1, -1], [0, 0]], lengths=[3, 0]
+    )
+    assert int(labelled) == 3 and int(buffer.next_index) == 0
+    np.testing.assert_array_equal(buffer.value[0::2], [1, -1, 1])  # slot 0: movers 0, 1, 0
+    assert np.isnan(buffer.value[1::2]).all()
+    # The ring wraps: slot 0's next game overwrites its oldest position; slot 1's game, 4
+    # plies long, would reach past the ring (max_length 3): only its last 3 are labelled.
+    buffer, labelled = write(
+        buffer, [1, 1], ended=[False, True], rewards=[[0, 0], [-1, 1]], lengths=[0, 4]
+    )
+    assert int(labelled) == 3
+    # Slot 1's ring places 1, 3, 5 hold its plies 4, 2, 3 (movers 1, 1, 0); player 1 won.
+    np.testing.assert_array_equal(buffer.player[1::2], [1, 1, 0])
+    np.testing.assert_array_equal(buffer.value[1::2], [1, 1, -1])
+    assert buffer.player[0] == 1 and np.isnan(buffer.value[0])
+    np.testing.assert_array_equal(buffer.obs[:, 0, 0, 0], [0, 1, 0, 1, 0, 1])
 
 
-def test_sample_draws_only_stored_rows():
+def test_sample_draws_only_labelled_rows_decoded_and_renormalised():
     buffer = replay.init(100, (1, 1, 1), 2)
-    buffer = replay.add(buffer, rows(np.arange(1, 11)), jnp.ones(10, bool))
+    for _ in range(10):
+        buffer, _ = write(buffer, [0, 1])
+    # Label only slot 1's 10 positions (a 10-ply game, player 1 won).
+    buffer = buffer.replace(value=buffer.value.at[1:20:2].set(1.0))
     batch = replay.sample(buffer, jax.random.PRNGKey(0), 1000)
-    assert set(np.unique(batch.value)) == set(range(1, 11))
-    np.testing.assert_array_equal(batch.obs[:, 0, 0, 0], batch.value)
+    np.testing.assert_array_equal(batch.obs[:, 0, 0, 0], np.ones(1000))  # slot 1's boards
+    assert batch.obs.dtype == jnp.float32 and (batch.value == 1).all()
+    # bfloat16 holds 0.25 and 0.75 exactly; the rows sum to 1.
+    np.testing.assert_allclose(batch.policy, [[0.25, 0.75]] * 1000)
 
 
 NETWORK = make_network((3, 3, 2), 9, channels=8, num_blocks=2, value_hidden=16)

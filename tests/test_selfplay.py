@@ -23,14 +23,20 @@ TTT = games.make("tic_tac_toe")
 
 
 class SelfPlay(NamedTuple):
-    init: object  # init(key) -> SelfPlayState
-    run: object  # run(variables, state, key) -> (SelfPlayState, SelfPlayOutput)
+    init: object  # init(key) -> (SelfPlayState, ReplayBuffer)
+    run: object  # run(variables, state, buffer, key) -> (SelfPlayState, ReplayBuffer, output)
 
 
-def make_selfplay(game, search, *, batch_size, num_steps, temperature_moves):
+def make_selfplay(game, search, *, batch_size, num_steps, temperature_moves, capacity):
     """The module's functions with the static settings of one test bound."""
+
+    def init(key):
+        stored = game.encode_observation(game.observe(game.init(key)))
+        buffer = replay.init(capacity, stored.shape, game.num_actions, stored.dtype)
+        return selfplay.init(game, key, batch_size=batch_size), buffer
+
     return SelfPlay(
-        init=functools.partial(selfplay.init, game, batch_size=batch_size),
+        init=init,
         run=functools.partial(
             selfplay.run, game, search, num_steps=num_steps, temperature_moves=temperature_moves
         ),
@@ -53,88 +59,132 @@ def random_search(params, states, key):
 
 
 def test_value_targets_of_a_scripted_game_spanning_three_calls():
+    # The ring holds exactly the running games' positions: 2 slots x 9 plies.
     selfplay = make_selfplay(
-        TTT, lowest_legal_search, batch_size=2, num_steps=3, temperature_moves=0
+        TTT, lowest_legal_search, batch_size=2, num_steps=3, temperature_moves=0, capacity=18
     )
     run = jax.jit(selfplay.run)
-    state = selfplay.init(jax.random.PRNGKey(0))
+    state, buffer = selfplay.init(jax.random.PRNGKey(0))
     outputs = []
     for call in range(3):
-        state, output = run(None, state, jax.random.PRNGKey(call))
+        state, buffer, output = run(None, state, buffer, jax.random.PRNGKey(call))
         outputs.append(output)
-    # Plies 1-3 and 4-6 end no game: nothing labelled yet, all of it pending.
-    assert int(outputs[0].valid.sum()) == 0 and int(outputs[1].valid.sum()) == 0
+    # Plies 1-3 and 4-6 end no game: nothing labelled yet, all of it waiting in the ring.
+    assert int(outputs[0].num_labelled) == 0 and int(outputs[1].num_labelled) == 0
     assert int(outputs[0].num_games) == 0 and int(outputs[1].num_games) == 0
     # Ply 7 (first ply of call 3) ends both games: 7 positions each, X to move at even plies.
     last = outputs[2]
     assert int(last.num_games) == 2 and int(last.first_player_wins) == 2
-    assert int(last.total_game_length) == 14
-    values = np.asarray(last.batch.value)[np.asarray(last.valid)]
-    np.testing.assert_array_equal(values, [1, -1, 1, -1, 1, -1, 1] * 2)
-    # The stored observations are the positions of that game, in order.
+    assert int(last.total_game_length) == 14 and int(last.num_labelled) == 14
+    # Slot j's ply p is at ring index 2p + j (replay's layout).
+    values = np.asarray(buffer.value).reshape(9, 2)
+    np.testing.assert_array_equal(values[:7].T, [[1, -1, 1, -1, 1, -1, 1]] * 2)
+    # Plies 8-9 (call 3's last two) belong to the next games and wait for their end.
+    assert np.isnan(values[7:]).all()
+    np.testing.assert_array_equal(state.num_pending, [2, 2])
+    assert int(buffer.size) == 14
+    # The stored observations are the positions of that game, in order, decoded exactly.
     expected_obs, game_state = [], TTT.init(jax.random.PRNGKey(0))
     for move in [0, 1, 2, 3, 4, 5, 6]:
         expected_obs.append(TTT.observe(game_state))
         game_state = TTT.step(game_state, move)
-    stored = np.asarray(last.batch.obs)[np.asarray(last.valid)]
-    np.testing.assert_array_equal(stored[:7], np.stack(expected_obs))
-    np.testing.assert_array_equal(stored[7:], np.stack(expected_obs))
-    # Plies 2-3 of call 3 belong to the next games and wait for their end.
-    np.testing.assert_array_equal(state.num_pending, [2, 2])
+    stored = TTT.decode_observation(buffer.obs).reshape(9, 2, *TTT.observation_shape)
+    for slot in range(2):
+        np.testing.assert_array_equal(stored[:7, slot], np.stack(expected_obs))
+    assert buffer.obs.dtype == jnp.uint8 and buffer.policy.dtype == jnp.bfloat16
 
 
-def test_no_position_lost_or_duplicated_across_calls():
-    batch_size, num_steps, calls = 16, 5, 12
+def play_log(batch_size, num_steps, calls, capacity, seed=0):
+    """Self-play of random Tic-tac-toe into a ring of `capacity`; returns the final buffer,
+    state and the outputs of the calls."""
     selfplay = make_selfplay(
-        TTT, random_search, batch_size=batch_size, num_steps=num_steps, temperature_moves=9
+        TTT,
+        random_search,
+        batch_size=batch_size,
+        num_steps=num_steps,
+        temperature_moves=9,
+        capacity=capacity,
     )
     run = jax.jit(selfplay.run)
-    state = selfplay.init(jax.random.PRNGKey(0))
-    labelled, games_ended, plies_of_ended = 0, 0, 0
-    buffer = replay.init(4096, TTT.observation_shape, TTT.num_actions)
+    state, buffer = selfplay.init(jax.random.PRNGKey(seed))
+    outputs = []
     for call in range(calls):
-        state, output = run(None, state, jax.random.PRNGKey(call))
-        labelled += int(output.valid.sum())
-        games_ended += int(output.num_games)
-        plies_of_ended += int(output.total_game_length)
-        values = np.asarray(output.batch.value)[np.asarray(output.valid)]
-        assert set(np.unique(values)) <= {-1.0, 0.0, 1.0}
-        buffer = replay.add(buffer, output.batch, output.valid)
-    # Every ply played is either labelled (its game ended) or pending (its game runs on).
-    assert labelled + int(state.num_pending.sum()) == batch_size * num_steps * calls
-    # Labelled positions are exactly the plies of the games that ended.
-    assert labelled == plies_of_ended
-    assert int(buffer.size) == labelled
-    # The pending positions of each slot are the plies of its running game so far.
-    np.testing.assert_array_equal(
-        state.num_pending,
-        np.where(np.asarray(state.games.terminated), 0, np.asarray(state.games.step_count)),
-    )
+        state, buffer, output = run(None, state, buffer, jax.random.PRNGKey(100 * seed + call))
+        outputs.append(output)
+    return jax.device_get(buffer), state, outputs
 
 
-def test_outcome_labels_alternate_within_each_game():
-    """Within a game X's positions carry X's result and O's the opposite; the last mover
-    never loses (a Tic-tac-toe game ends with a win for the mover or a draw)."""
-    batch_size, num_steps = 64, 9
-    selfplay = make_selfplay(
-        TTT, random_search, batch_size=batch_size, num_steps=num_steps, temperature_moves=9
-    )
-    state = selfplay.init(jax.random.PRNGKey(1))
-    state, output = jax.jit(selfplay.run)(None, state, jax.random.PRNGKey(3))
-    length = TTT.max_episode_length + num_steps
-    valid = np.asarray(output.valid).reshape(batch_size, length)
-    obs = np.asarray(output.batch.obs).reshape(batch_size, length, *TTT.observation_shape)
-    values = np.asarray(output.batch.value).reshape(batch_size, length)
-    checked_games = 0
+def test_every_position_is_labelled_once_with_its_own_games_outcome():
+    """An independent check of every label: with a ring larger than all plies played, slot
+    j's ply p is at index p * B + j, so each slot's positions can be read back in order,
+    split into games at the empty board, their moves recovered from consecutive boards and
+    replayed with the game's rules; each position's label must be that replay's outcome for
+    its mover, and a running game's positions must be unlabelled."""
+    batch_size, num_steps, calls = 8, 5, 6
+    plies = num_steps * calls
+    buffer, state, outputs = play_log(batch_size, num_steps, calls, capacity=batch_size * plies)
+    obs = np.asarray(TTT.decode_observation(buffer.obs)).reshape(plies, batch_size, 3, 3, 2)
+    values = np.asarray(buffer.value).reshape(plies, batch_size)
+    labelled = ended = 0
     for slot in range(batch_size):
-        games_in_slot = []
-        for index in np.flatnonzero(valid[slot]):
-            if obs[slot, index].sum() == 0:  # the empty board starts a game
-                games_in_slot.append([])
-            games_in_slot[-1].append(values[slot, index])
-        for game_values in games_in_slot:
-            game_values = np.asarray(game_values)
-            np.testing.assert_array_equal(game_values[1:], -game_values[:-1])
-            assert game_values[-1] >= 0
-            checked_games += 1
-    assert checked_games == int(output.num_games) > 0
+        starts = [p for p in range(plies) if obs[p, slot].sum() == 0]
+        for first, end in zip(starts, [*starts[1:], None], strict=True):
+            positions = list(range(first, plies if end is None else end))
+            game_state = TTT.init(jax.random.PRNGKey(0))
+            for ply in positions:
+                # Planes: the mover's stones, then the opponent's; the next position's
+                # opponent stones (from the next mover's view) are the mover's plus one.
+                if ply + 1 in positions:
+                    before = obs[ply, slot, :, :, 0].reshape(-1)
+                    after = obs[ply + 1, slot, :, :, 1].reshape(-1)
+                    move = int(np.flatnonzero(after - before)[0])
+                else:  # the last position of a game: the move that ended it, if it ended
+                    empty = obs[ply, slot].sum(-1).reshape(-1) == 0
+                    candidates = [
+                        m for m in np.flatnonzero(empty) if TTT.step(game_state, m).terminated
+                    ]
+                    move = int(candidates[0]) if candidates else None
+                if move is not None:
+                    game_state = TTT.step(game_state, move)
+            game_over = end is not None  # a next game started in this slot
+            if game_over:
+                assert bool(game_state.terminated)
+                movers = [(ply - first) % 2 for ply in positions]
+                expected = [float(game_state.rewards[m]) for m in movers]
+                np.testing.assert_array_equal(values[positions, slot], expected)
+                labelled += len(positions)
+                ended += 1
+            else:
+                running = int(state.num_pending[slot])
+                assert np.isnan(values[positions[-running:], slot]).all() if running else True
+    assert labelled > 0 and ended > 0
+    # Every labelled position is in a game read back above; none labelled twice.
+    total_labelled = sum(int(o.num_labelled) for o in outputs)
+    assert total_labelled == int(buffer.size)
+    # Each slot's last game may have ended at the final ply without a successor: those are
+    # labelled but not counted above, so the read-back count is at most the total.
+    assert labelled <= total_labelled
+    assert total_labelled == sum(int(o.total_game_length) for o in outputs)
+    # Written but unlabelled: exactly the running games' positions.
+    unlabelled = np.sum(np.isnan(buffer.value) & (np.asarray(buffer.player) >= 0))
+    assert unlabelled == int(state.num_pending.sum())
+
+
+def test_a_small_ring_labels_exactly_what_a_large_one_does():
+    """The same games into the smallest ring allowed (B x max game length: it wraps many
+    times) and into one large enough to keep every ply: each position the small ring still
+    holds equals the large ring's at the same ply and slot (observation, policy, mover and
+    label), so wrapping loses nothing of the running games and mislabels nothing."""
+    batch_size, num_steps, calls = 8, 5, 8
+    plies = num_steps * calls
+    small_capacity = batch_size * TTT.max_episode_length
+    small, _, _ = play_log(batch_size, num_steps, calls, capacity=small_capacity, seed=2)
+    large, _, _ = play_log(batch_size, num_steps, calls, capacity=batch_size * plies, seed=2)
+    kept_plies = small_capacity // batch_size
+    for ply in range(plies - kept_plies, plies):
+        for slot in range(batch_size):
+            i, j = (ply * batch_size + slot) % small_capacity, ply * batch_size + slot
+            np.testing.assert_array_equal(small.obs[i], large.obs[j])
+            np.testing.assert_array_equal(small.policy[i], large.policy[j])
+            assert small.player[i] == large.player[j]
+            np.testing.assert_array_equal(small.value[i], large.value[j])  # NaN == NaN here

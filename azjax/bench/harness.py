@@ -215,7 +215,8 @@ def header(game_name: str, source: str, *, quick: bool) -> str:
 
 def run(args) -> tuple[list[Row], str]:
     """Runs the bench for parsed `azjax bench` arguments; returns the rows and the text."""
-    config, source = load_bench_config(args.game, args.config)
+    game = args.game or "connect_four"
+    config, source = load_bench_config(game, args.config)
     settings = FULL
     if args.quick:
         config, settings = shrink(config), QUICK
@@ -235,9 +236,7 @@ def run(args) -> tuple[list[Row], str]:
     )
     if not settings.optimize:
         footer += " Quick: compiled without XLA backend optimisation; rates are not meaningful."
-    text = "\n".join(
-        [header(args.game, source, quick=args.quick), "", format_table(rows), "", footer]
-    )
+    text = "\n".join([header(game, source, quick=args.quick), "", format_table(rows), "", footer])
     return rows, text
 
 

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from azjax import learner, selfplay
+from azjax import learner, replay, selfplay
 from azjax.bench.harness import Row, Settings, jit, time_call
 from azjax.build import Hyperparams, Pipeline
 from azjax.games import Game
@@ -206,12 +206,13 @@ def measure_selfplay(setup: Setup, *, settings: Settings, key: PRNGKey, log: Cal
     pipeline = setup.pipeline
     batch_size, num_steps = pipeline.selfplay_batch_size, pipeline.num_steps
 
-    def play(variables, state: selfplay.SelfPlayState, key: PRNGKey, search_params):
+    def play(variables, state: selfplay.SelfPlayState, buffer, key: PRNGKey, search_params):
         return selfplay.run(
             pipeline.game,
             functools.partial(pipeline.search, params=search_params),
             variables,
             state,
+            buffer,
             key,
             num_steps=num_steps,
             temperature_moves=pipeline.temperature_moves,
@@ -221,10 +222,21 @@ def measure_selfplay(setup: Setup, *, settings: Settings, key: PRNGKey, log: Cal
     init_key, run_key = jax.random.split(key)
     init = functools.partial(selfplay.init, pipeline.game, batch_size=batch_size)
     state = jit(init, settings)(init_key)
+    # The positions go to a replay ring as in training (the smallest one allowed).
+    game = pipeline.game
+    stored = game.encode_observation(game.observe(game.init(init_key)))
+    capacity = batch_size * max(game.max_episode_length, num_steps)
+    buffer = replay.init(capacity, stored.shape, game.num_actions, stored.dtype)
     name = f"self-play positions ({num_steps} plies, {setup.num_simulations} sims)"
     log(name)
     seconds, _ = time_call(
-        jit(play, settings), setup.variables, state, run_key, setup.hyper.search, settings=settings
+        jit(play, settings),
+        setup.variables,
+        state,
+        buffer,
+        run_key,
+        setup.hyper.search,
+        settings=settings,
     )
     return Row(name, batch_size, batch_size * num_steps / seconds)
 

@@ -65,6 +65,19 @@ class Game(abc.ABC):
     def observe(self, state: State) -> Array:
         """Returns the observation [H, W, C] float32 from the view of the player to move."""
 
+    def encode_observation(self, obs: Array) -> Array:
+        """The observation in the smallest dtype that holds it exactly, as replay stores it.
+
+        The default suits observations of 0/1 planes: uint8. A game with other values
+        (counters) overrides this and `decode_observation`; `decode_observation(
+        encode_observation(observe(s)))` must equal `observe(s)` bit for bit.
+        """
+        return obs.astype(jnp.uint8)
+
+    def decode_observation(self, stored: Array) -> Array:
+        """The float32 observation (the network's input) from `encode_observation`'s form."""
+        return stored.astype(jnp.float32)
+
     def step(self, state: State, action: Array) -> State:
         """Plays `action`; a no-op (with zero rewards) when `state` is already terminated.
 

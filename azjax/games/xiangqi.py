@@ -212,6 +212,8 @@ class Xiangqi(base.Game):
         self._counter_scales = np.float32(
             [1 / (no_capture_limit or max_episode_length), repeated_scale]
         )
+        largest = max(no_capture_limit or max_episode_length, repetition_limit or 0)
+        self._stored_dtype = jnp.uint8 if largest <= 255 else jnp.uint16
 
     def init(self, key: PRNGKey) -> XiangqiState:
         del key  # The start position is fixed.
@@ -306,6 +308,17 @@ class Xiangqi(base.Game):
         counts = jnp.stack([state.no_capture_plies, state.repetitions - 1]).astype(jnp.float32)
         counters = jnp.broadcast_to(counts * self._counter_scales, (ROWS, FILES, 2))
         return jnp.concatenate([pieces, counters], axis=-1)
+
+    def encode_observation(self, obs: Array) -> Array:
+        """Piece planes as 0/1 and the two counter planes as their counts (integers up to
+        the no-capture limit and the repetition limit): uint8, or uint16 past 255."""
+        divisors = np.where(self._counter_scales > 0, self._counter_scales, np.float32(1))
+        counts = jnp.round(obs[..., 14:] / divisors)
+        return jnp.concatenate([obs[..., :14], counts], axis=-1).astype(self._stored_dtype)
+
+    def decode_observation(self, stored: Array) -> Array:
+        counters = stored[..., 14:].astype(jnp.float32) * self._counter_scales  # as `observe`
+        return jnp.concatenate([stored[..., :14].astype(jnp.float32), counters], axis=-1)
 
     def legal_action_mask(self, state: XiangqiState) -> Array:
         """[A] bool, the moves of the player to move, recomputed from the board (ignoring the

@@ -29,6 +29,7 @@ import re
 import subprocess
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import require_program
@@ -499,6 +500,28 @@ def test_no_capture_limit_is_a_draw(game, step):
     assert int(state.no_capture_plies) == 0
     with pytest.raises(UserError, match="no-capture limit"):
         from_fen(game, "4k4/9/9/9/9/9/9/9/4A4/3K5 w - - 120 60")
+
+
+def test_stored_observations_keep_the_counters_exactly(game, step):
+    """Replay's compact form stores the counter planes as counts: 119 plies without a
+    capture (the largest before the draw) and a repetition round-trip to the float32
+    observation bit for bit, in uint8; without the draw limits counts reach the 500-ply
+    move limit, which needs uint16."""
+    fen = "4k4/9/9/9/9/9/9/9/4A4/3K5 w - - {} 60"
+    state = play(game, step, fen.format(10), ["e1d2", "e9e8", "d2e1", "e8e9"])  # repeated
+    for position in (state, play(game, step, fen.format(118), ["e1d2"])):
+        obs = game.observe(position)
+        stored = game.encode_observation(obs)
+        assert stored.dtype == jnp.uint8
+        np.testing.assert_array_equal(game.decode_observation(stored), obs)
+    assert int(state.repetitions) == 2
+    assert int(game.encode_observation(game.observe(state))[0, 0, 15]) == 1
+    unlimited = Xiangqi(max_episode_length=500, no_capture_limit=None, repetition_limit=None)
+    obs = unlimited.observe(unlimited.setup(state.board, state.current_player, 499))
+    assert unlimited.encode_observation(obs).dtype == jnp.uint16
+    assert int(unlimited.encode_observation(obs)[0, 0, 14]) == 499
+    decoded = unlimited.decode_observation(unlimited.encode_observation(obs))
+    np.testing.assert_array_equal(decoded, obs)
 
 
 def test_move_limit_is_a_draw():

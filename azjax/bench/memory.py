@@ -1,0 +1,703 @@
+"""A memory plan to read before renting hardware: `azjax bench --memory`.
+
+    azjax bench --memory --config experiments/go_19x19.py --devices 8
+    azjax bench --memory --config go_19x19 --config.selfplay.batch_size=1024
+    azjax bench --memory --all                     # every experiment in experiments/
+
+    >>> from azjax.bench import memory
+    >>> plan = memory.plan(azjax.load_config("go_19x19"), num_devices=8)
+    >>> print(plan.table())
+    >>> plan.largest_batch(16 * memory.GIB), plan.required(1024, 500_000)
+
+What it reports, for a config and D devices:
+
+1. The run's state, from `jax.eval_shape` of `steps.init_state` (nothing is allocated): bytes
+   per stored position (the replay buffer's bytes / its capacity), bytes per self-play game
+   slot (the self-play state's bytes / the self-play batch), the network's parameters and the
+   optimizer state; each in total and per device, per device through the shardings
+   `train.state_shardings` gives the state on a mesh of D devices (an abstract one: no device
+   is needed).
+2. The compiled step programs' device memory, from XLA's memory analysis
+   (`jit(...).lower(...).compile().memory_analysis()`) of `play_step` and `learn_step` exactly
+   as `train.compile_run` jits them. With at least D devices at hand (accelerators, or CPU
+   devices forced with `XLA_FLAGS=--xla_force_host_platform_device_count=D`) the real
+   sharded program is compiled on a mesh of D. Otherwise the per-device share is compiled on
+   one device: the self-play batch and the replay capacity times the share one device holds
+   (1/D of a split state, all of a replicated one) and the learner batch / D; that program
+   is the one each device runs, less the buffers of cross-device communication. A program's
+   peak is arguments + outputs - aliased (donated) + temporaries + generated code.
+3. A linear model of each program's peak in games per device b and stored positions per
+   device n, `peak = c0 + cb * b + cn * n`: compiled at (b1, n), (b2, n), (b2, 2n), exact
+   for arguments and outputs, and fitted for the temporaries (search trees, activations,
+   gradients), whose error is checked against a fourth, held-out compile at (b3, n). By
+   default b3 is the config's own share (at least 8; so its row is measured, not
+   predicted), b2 = b3/2, b1 = b3/4 and n the config's share: compiling does not get slower
+   with the batch, so there is no need to compile tiny batches and extrapolate far (at 1 or
+   2 games XLA lays small programs out differently: temporaries there are off the line).
+4. For 16, 40 and 80 GiB per device (`usable_fraction`, 90% by default, of each counted as
+   usable), the largest self-play batch at the config's replay capacity and the largest
+   replay capacity at the config's self-play batch (totals over the D devices, per device in
+   brackets): both programs' peaks must fit. A batch that `build.make_pipeline` would refuse
+   at that capacity (the replay must hold the positions of the games in flight) is starred.
+
+The memory analysis of XLA:CPU is an estimate of what the GPU and TPU compilers allocate:
+they fuse, schedule and choose convolution algorithms differently (cuDNN workspaces are not
+in it), and the runtime needs memory of its own (the CUDA context, fragmentation). Hence the
+usable fraction; on GPU, JAX preallocates 75% of the memory unless
+`XLA_PYTHON_CLIENT_MEM_FRACTION` says more. The evaluation and gating matches are separate
+programs, not counted here: they are smaller than self-play.
+"""
+
+import copy
+import dataclasses
+import functools
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+import jax
+import ml_collections
+import numpy as np
+from jax.sharding import AbstractMesh
+
+from azjax import build, steps, train
+from azjax import config as config_lib
+from azjax.types import UserError
+
+GIB = 2**30
+MEMORY_SIZES = (16 * GIB, 40 * GIB, 80 * GIB)  # per device: V100 16 GB, A100 40 / 80 GB, H100
+USABLE_FRACTION = 0.9
+PROGRAMS = ("play_step", "learn_step")
+QUANTITIES = ("argument", "output", "alias", "temp", "code")
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgramMemory:
+    """XLA's memory analysis of one compiled program, in bytes per device."""
+
+    name: str  # "play_step" or "learn_step"
+    games: float  # self-play game slots per device (b)
+    positions: float  # replay positions per device (n)
+    argument: float
+    output: float
+    alias: float  # outputs that reuse (donated) argument buffers
+    temp: float
+    code: float  # generated code
+
+    @property
+    def peak(self) -> float:
+        """Bytes live at once: arguments + outputs - aliased + temporaries + code."""
+        return self.argument + self.output - self.alias + self.temp + self.code
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearModel:
+    """One program's memory as `c0 + cb * games + cn * positions` per quantity (per device)."""
+
+    name: str
+    coefficients: dict  # quantity -> (c0, cb, cn)
+    fitted: tuple[ProgramMemory, ...]  # the three compiles it was solved from
+    check: ProgramMemory  # the held-out compile
+
+    def predict(self, games: float, positions: float) -> ProgramMemory:
+        values = {
+            quantity: c0 + cb * games + cn * positions
+            for quantity, (c0, cb, cn) in self.coefficients.items()
+        }
+        return ProgramMemory(self.name, games, positions, **values)
+
+    def peak_coefficients(self) -> tuple[float, float, float]:
+        """(c0, cb, cn) of the peak."""
+        signs = dict(argument=1, output=1, alias=-1, temp=1, code=1)
+        return tuple(sum(signs[q] * self.coefficients[q][i] for q in QUANTITIES) for i in range(3))
+
+    def error(self, quantity: str = "temp") -> float:
+        """Relative error of the prediction at the held-out compile (`quantity` or "peak")."""
+        predicted = self.predict(self.check.games, self.check.positions)
+        measured = getattr(self.check, quantity)
+        return (getattr(predicted, quantity) - measured) / max(measured, 1.0)
+
+    @staticmethod
+    def solve(name: str, fitted: Sequence[ProgramMemory], check: ProgramMemory) -> "LinearModel":
+        """The exact linear model through three compiles (e.g. at (b1, n1), (b2, n1), (b2, n2))."""
+        points = np.array([[1.0, p.games, p.positions] for p in fitted])
+        coefficients = {
+            quantity: tuple(
+                float(c) for c in np.linalg.solve(points, [getattr(p, quantity) for p in fitted])
+            )
+            for quantity in QUANTITIES
+        }
+        return LinearModel(name, coefficients, tuple(fitted), check)
+
+
+@dataclasses.dataclass(frozen=True)
+class StatePart:
+    """One field of `TrainerState`: its bytes in total and on each device."""
+
+    name: str
+    total: int
+    per_device: int
+    per_position: float  # total bytes per replay position (0: does not grow with capacity)
+    per_game: float  # total bytes per self-play slot (0: does not grow with the batch)
+
+
+@dataclasses.dataclass(frozen=True)
+class Fit:
+    """What fits in one memory size per device."""
+
+    memory: int  # bytes per device
+    usable: float  # bytes counted as usable
+    batch: int  # largest self-play batch (total) at the config's capacity; 0: none
+    batch_refused: bool  # `make_pipeline` refuses that batch at that capacity
+    capacity: int  # largest replay capacity (total positions) at the config's batch; 0: none
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryPlan:
+    """The memory a config needs per device and the largest sizes that fit (see the module)."""
+
+    name: str
+    game: str
+    num_devices: int  # D
+    compiled_on: str  # how the programs were compiled, in words
+    platform: str  # the backend that compiled them ("cpu", "gpu", "tpu")
+    selfplay_batch_size: int  # B, total
+    replay_capacity: int  # N, total positions
+    learner_batch_size: int
+    game_share: float  # of the self-play batch, the share one device holds (1/D when split)
+    position_share: float  # of the replay, the share one device holds
+    bytes_per_position: float  # replay buffer bytes / capacity
+    bytes_per_slot: float  # self-play state bytes / self-play batch
+    parameter_bytes: int  # network variables (parameters and BatchNorm statistics)
+    optimizer_bytes: int  # the rest of the learner's state
+    parts: tuple[StatePart, ...]  # every field of TrainerState
+    models: dict  # program name -> LinearModel
+    max_batch_by_rule: int  # the largest batch `make_pipeline` accepts at the capacity
+    min_capacity_by_rule: int  # the smallest capacity it accepts at the batch
+    usable_fraction: float
+    fits: tuple[Fit, ...]
+    seconds: float  # time taken to compile and plan
+
+    def required(self, batch: int | None = None, capacity: int | None = None) -> dict:
+        """Predicted peak bytes per device of each program at a total self-play `batch` and
+        replay `capacity` (default: the config's)."""
+        games = (self.selfplay_batch_size if batch is None else batch) * self.game_share
+        positions = (self.replay_capacity if capacity is None else capacity) * self.position_share
+        return {name: model.predict(games, positions).peak for name, model in self.models.items()}
+
+    def largest_batch(self, memory: float, capacity: int | None = None) -> int:
+        """The largest total self-play batch (a multiple of the games per device step) whose
+        programs fit in `memory` bytes per device at `capacity` (default: the config's); 0:
+        none."""
+        positions = (self.replay_capacity if capacity is None else capacity) * self.position_share
+        games = _largest(self.models, memory, fixed=positions, vary=1)
+        return int(round(games / self.game_share)) if games >= 1 else 0
+
+    def largest_capacity(self, memory: float, batch: int | None = None) -> int:
+        """The largest total replay capacity whose programs fit in `memory` bytes per device
+        at the self-play `batch` (default: the config's); 0: none."""
+        games = (self.selfplay_batch_size if batch is None else batch) * self.game_share
+        positions = _largest(self.models, memory, fixed=games, vary=2)
+        if positions < 1:
+            return 0
+        step = int(round(1 / self.position_share))  # keep N a multiple of the shards
+        return int(positions / self.position_share) // step * step
+
+    def table(self) -> str:
+        """The plan as text: state, compiled programs, model and the fits (markdown tables)."""
+        return format_plan(self)
+
+
+def _largest(models: dict, memory: float, *, fixed: float, vary: int) -> float:
+    """The largest value of games (vary=1, positions fixed) or positions (vary=2, games
+    fixed) at which every program's predicted peak is at most `memory`; floored."""
+    best = np.inf
+    for model in models.values():
+        c0, cb, cn = model.peak_coefficients()
+        slope, base = (cb, c0 + cn * fixed) if vary == 1 else (cn, c0 + cb * fixed)
+        if base > memory:
+            return 0.0
+        if slope > 0:
+            best = min(best, (memory - base) / slope)
+    if not np.isfinite(best):
+        raise UserError("no program's memory grows with this size: nothing bounds it")
+    return float(np.floor(best))
+
+
+def _nbytes(tree) -> int:
+    return int(
+        sum(
+            np.prod(x.shape, dtype=np.int64) * np.dtype(x.dtype).itemsize
+            for x in jax.tree.leaves(tree)
+        )
+    )
+
+
+def _device_nbytes(tree, shardings) -> int:
+    """Bytes of `tree` (ShapeDtypeStructs) on one device under `shardings`."""
+    leaves, shards = jax.tree.leaves(tree), jax.tree.leaves(shardings)
+    try:
+        shapes = [s.shard_shape(x.shape) for x, s in zip(leaves, shards, strict=True)]
+    except ValueError as error:  # a split axis not divisible by the devices
+        raise UserError(f"the state cannot be split over the devices: {error}") from None
+    return int(
+        sum(
+            np.prod(shape, dtype=np.int64) * np.dtype(x.dtype).itemsize
+            for x, shape in zip(leaves, shapes, strict=True)
+        )
+    )
+
+
+def sized(
+    config: ml_collections.ConfigDict,
+    *,
+    batch: int,
+    capacity: int,
+    learner_batch: int | None = None,
+) -> ml_collections.ConfigDict:
+    """A copy of `config` with this self-play batch and replay capacity (and learner batch)."""
+    config = copy.deepcopy(config)
+    config.selfplay.batch_size = int(batch)
+    config.replay.capacity = int(capacity)
+    config.replay.min_size = min(config.replay.min_size, int(capacity))
+    if learner_batch is not None:
+        config.learner.batch_size = int(learner_batch)
+    return config
+
+
+def _accepted(config, *, batch: int, capacity: int) -> bool:
+    """`build.make_pipeline` accepts this batch and capacity (the replay holds one
+    iteration's positions)."""
+    try:
+        build.make_pipeline(sized(config, batch=batch, capacity=capacity))
+    except UserError:
+        return False
+    return True
+
+
+def _search(accept: Callable[[int], bool], start: int, *, increasing: bool, limit=2**40) -> int:
+    """The largest k (increasing: `accept` holds up to k) or the smallest k (not increasing:
+    `accept` holds from k on) with `accept(k)`, k >= 1, by doubling from `start` and
+    bisecting; `limit` if `accept` never changes, 0 if it never holds (increasing)."""
+    if increasing:
+        if not accept(1):
+            return 0
+        low, high = 1, max(2, start)
+        while accept(high):
+            low, high = high, high * 2
+            if high > limit:
+                return limit
+        while high - low > 1:  # accept(low), not accept(high)
+            middle = (low + high) // 2
+            low, high = (middle, high) if accept(middle) else (low, middle)
+        return low
+    high = max(1, start)
+    while not accept(high):
+        high *= 2
+        if high > limit:
+            raise UserError("no replay capacity is accepted for this batch")
+    low = 0  # not accept(low) or low == 0
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if accept(middle) else (middle, high)
+    return high
+
+
+def _state(pipeline, num_devices: int):
+    """The abstract state of `pipeline` and its shardings on an abstract mesh of D."""
+    abstract = jax.eval_shape(functools.partial(steps.init_state, pipeline), jax.random.PRNGKey(0))
+    mesh = AbstractMesh((num_devices,), ("data",))
+    return abstract, train.state_shardings(pipeline, mesh)
+
+
+def _parts(abstract, shardings) -> list[tuple[str, int, int]]:
+    """(field, total bytes, bytes per device) of every field of TrainerState."""
+    return [
+        (
+            field.name,
+            _nbytes(getattr(abstract, field.name)),
+            _device_nbytes(getattr(abstract, field.name), getattr(shardings, field.name)),
+        )
+        for field in dataclasses.fields(abstract)
+    ]
+
+
+def _compile(
+    config, mesh, *, games: int, positions: int, learner_batch: int, log, point: str
+) -> dict:
+    """XLA's memory analysis of play_step and learn_step, compiled as `train.compile_run` jits
+    them, for this (total) self-play batch, capacity and learner batch on `mesh` (`point`
+    says what that is per device, for the log)."""
+    config = sized(config, batch=games, capacity=positions, learner_batch=learner_batch)
+    before = set(train._COMPILED)
+    try:
+        run = train.compile_run(config, mesh)
+        abstract = jax.eval_shape(run.init, jax.random.PRNGKey(0))
+        hyper = build.make_hyperparams(config)
+        _, _, learn_keys = jax.eval_shape(run.play, abstract, hyper)
+        keys = jax.ShapeDtypeStruct(learn_keys.shape[1:], learn_keys.dtype)
+        results = {}
+        for name, function, args in (
+            ("play_step", run.play, (abstract, hyper)),
+            ("learn_step", run.learn, (abstract, keys, hyper)),
+        ):
+            log(f"compiling {name} at {point}")
+            analysis = function.lower(*args).compile().memory_analysis()
+            if analysis is None:
+                raise UserError(f"XLA gives no memory analysis on {jax.default_backend()}")
+            results[name] = analysis
+        return results
+    finally:  # the plan's compile sizes are no run's: keep train's cache as it was
+        for key in set(train._COMPILED) - before:
+            del train._COMPILED[key]
+
+
+def _program(name: str, analysis, *, games: float, positions: float) -> ProgramMemory:
+    return ProgramMemory(
+        name,
+        games,
+        positions,
+        argument=float(analysis.argument_size_in_bytes),
+        output=float(analysis.output_size_in_bytes),
+        alias=float(analysis.alias_size_in_bytes),
+        temp=float(analysis.temp_size_in_bytes),
+        code=float(analysis.generated_code_size_in_bytes),
+    )
+
+
+def check_devices(config: ml_collections.ConfigDict, num_devices: int) -> None:
+    """Raises `UserError` where `train.compile_run` would refuse `num_devices` devices."""
+    if num_devices < 1:
+        raise UserError(f"--devices must be at least 1, got {num_devices}")
+    for key in ("selfplay.batch_size", "learner.batch_size"):
+        group, field = key.split(".")
+        if config[group][field] % num_devices:
+            raise UserError(
+                f"{key}={config[group][field]} must be divisible by {num_devices} devices"
+            )
+
+
+def plan(
+    config: ml_collections.ConfigDict,
+    num_devices: int = 8,
+    *,
+    batches: Sequence[int] | None = None,
+    memory_sizes: Sequence[int] = MEMORY_SIZES,
+    usable_fraction: float = USABLE_FRACTION,
+    log: Callable[[str], None] = lambda message: None,
+) -> MemoryPlan:
+    """The memory plan of `config` on `num_devices` devices (see the module docstring).
+
+    Args:
+      batches: (b1, b2, b3) self-play games per device: the model is fitted at b1 and b2 and
+        checked at b3 (default: a quarter, half and all of the config's share, b3 >= 8).
+      memory_sizes: bytes per device to plan for.
+      usable_fraction: of each memory size, the share the programs may use.
+      log: progress messages (each compile).
+
+    Raises:
+      UserError: a batch size not divisible by the devices, or no memory analysis.
+    """
+    start = time.perf_counter()
+    check_devices(config, num_devices)
+    batch, capacity = config.selfplay.batch_size, config.replay.capacity
+    pipeline = build.make_pipeline(config)
+    abstract, shardings = _state(pipeline, num_devices)
+    parts = _parts(abstract, shardings)
+    # Each field's growth with capacity and batch, from the states at 2N and at (2B, 2N),
+    # and so the share of the batch and of the replay that one device holds.
+    longer = _parts(
+        *_state(build.make_pipeline(sized(config, batch=batch, capacity=2 * capacity)), num_devices)
+    )
+    wider = _parts(
+        *_state(
+            build.make_pipeline(sized(config, batch=2 * batch, capacity=2 * capacity)), num_devices
+        )
+    )
+    state_parts, grow_n, grow_b = [], [0, 0], [0, 0]
+    for (name, total, device), (_, total_n, device_n), (_, total_b, device_b) in zip(
+        parts, longer, wider, strict=True
+    ):
+        per_position, per_game = (total_n - total) / capacity, (total_b - total_n) / batch
+        state_parts.append(StatePart(name, total, device, per_position, per_game))
+        grow_n = [grow_n[0] + total_n - total, grow_n[1] + device_n - device]
+        grow_b = [grow_b[0] + total_b - total_n, grow_b[1] + device_b - device_n]
+    position_share = grow_n[1] / grow_n[0]
+    game_share = grow_b[1] / grow_b[0] if grow_b[0] else 1 / num_devices
+
+    # The programs: per device, compiled on the real mesh or as one device's share.
+    real = jax.device_count() >= num_devices
+    mesh = train.make_mesh(num_devices if real else 1)
+    devices_compiled = mesh.devices.size
+    games_share = max(1, round(batch * game_share))
+    positions_share = max(1, round(capacity * position_share))
+    if batches is None:
+        b3 = max(games_share, 8)
+        batches = (b3 // 4, b3 // 2, b3)
+    b1, b2, b3 = batches
+    if not (1 <= b1 < b2 and b3 >= 1 and b3 not in (b1, b2)):
+        raise UserError(f"memory plan batches need 1 <= b1 < b2 and b3 apart, got {batches}")
+    learner_share = config.learner.batch_size // num_devices
+
+    def total(games_per_device: float, share: float) -> int:
+        return int(round(games_per_device / share)) if real else int(games_per_device)
+
+    # The fit's capacity: the config's share, or more where the batches b3 need more.
+    def accepts(n: int) -> bool:
+        return _accepted(config, batch=total(b3, game_share), capacity=total(n, position_share))
+
+    n1 = (
+        positions_share
+        if accepts(positions_share)
+        else _search(accepts, positions_share, increasing=False)
+    )
+    learner_batch = config.learner.batch_size if real else learner_share
+    points = [(b1, n1), (b2, n1), (b2, 2 * n1), (b3, n1)]
+    measured = {name: [] for name in PROGRAMS}
+    for games, positions in points:
+        analyses = _compile(
+            config,
+            mesh,
+            games=total(games, game_share),
+            positions=total(positions, position_share),
+            learner_batch=learner_batch,
+            log=log,
+            point=f"{games:,} games and {positions:,} positions per device",
+        )
+        for name in PROGRAMS:
+            measured[name].append(_program(name, analyses[name], games=games, positions=positions))
+    models = {
+        name: LinearModel.solve(name, measured[name][:3], measured[name][3]) for name in PROGRAMS
+    }
+    step = round(1 / game_share)  # the batch grows by whole games per device
+    max_rule = step * _search(
+        lambda k: _accepted(config, batch=k * step, capacity=capacity),
+        max(1, batch // step),
+        increasing=True,
+    )
+    min_rule = _search(
+        lambda n: _accepted(config, batch=batch, capacity=n), capacity, increasing=False
+    )
+    variables = _nbytes(abstract.train_state.variables)
+    compiled_on = (
+        f"the sharded programs on {devices_compiled} {jax.default_backend()} devices"
+        if real
+        else f"one device's share on 1 {jax.default_backend()} device "
+        f"({jax.device_count()} available, {num_devices} planned)"
+    )
+    result = MemoryPlan(
+        name=config.name,
+        game=config.game,
+        num_devices=num_devices,
+        compiled_on=compiled_on,
+        platform=jax.default_backend(),
+        selfplay_batch_size=batch,
+        replay_capacity=capacity,
+        learner_batch_size=config.learner.batch_size,
+        game_share=game_share,
+        position_share=position_share,
+        bytes_per_position=_nbytes(abstract.buffer) / capacity,
+        bytes_per_slot=_nbytes(abstract.selfplay) / batch,
+        parameter_bytes=variables,
+        optimizer_bytes=_nbytes(abstract.train_state) - variables,
+        parts=tuple(state_parts),
+        models=models,
+        max_batch_by_rule=max_rule,
+        min_capacity_by_rule=min_rule,
+        usable_fraction=usable_fraction,
+        fits=(),
+        seconds=0.0,
+    )
+    fits = []
+    for memory in memory_sizes:
+        usable = memory * usable_fraction
+        largest = result.largest_batch(usable)
+        fits.append(
+            Fit(
+                memory=int(memory),
+                usable=usable,
+                batch=largest,
+                batch_refused=largest > max_rule,
+                capacity=result.largest_capacity(usable),
+            )
+        )
+    return dataclasses.replace(result, fits=tuple(fits), seconds=time.perf_counter() - start)
+
+
+def format_bytes(value: float) -> str:
+    """Bytes in binary units, three significant digits ("26.0 KiB", "1.81 GiB")."""
+    for unit, size in (("GiB", GIB), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(value) >= size:
+            return (
+                f"{value / size:.3g} {unit}"
+                if abs(value) < 100 * size
+                else (f"{value / size:,.0f} {unit}")
+            )
+    return f"{value:.0f} B"
+
+
+def _count(total: int, share: float) -> str:
+    per_device = total * share
+    return f"{total:,} ({per_device:,.0f}/device)" if share < 1 else f"{total:,} (all on each)"
+
+
+def format_plan(plan: MemoryPlan) -> str:
+    """The plan as text (see `MemoryPlan.table`)."""
+    d = plan.num_devices
+    lines = [
+        f"azjax bench --memory: {plan.name} ({plan.game}) on {d} device(s)",
+        f"config: self-play batch {plan.selfplay_batch_size:,}, replay capacity "
+        f"{plan.replay_capacity:,} positions, learner batch {plan.learner_batch_size:,}",
+        "",
+        f"bytes per stored position: {format_bytes(plan.bytes_per_position)}; "
+        f"per self-play game slot: {format_bytes(plan.bytes_per_slot)}; network parameters: "
+        f"{format_bytes(plan.parameter_bytes)}; optimizer state: "
+        f"{format_bytes(plan.optimizer_bytes)}",
+        "",
+        "| state (jax.eval_shape of steps.init_state) | total | per device | grows by |",
+        "|:--|--:|--:|:--|",
+    ]
+    small = [p for p in plan.parts if p.total < 2**10 and not (p.per_position or p.per_game)]
+    for part in [p for p in plan.parts if p not in small]:
+        grows = []
+        if part.per_position:
+            grows.append(f"{format_bytes(part.per_position)} per position")
+        if part.per_game:
+            grows.append(f"{format_bytes(part.per_game)} per game slot")
+        if (part.per_position or part.per_game) and part.total:
+            grows.append(
+                "split over devices"
+                if part.per_device * d <= part.total * 1.01
+                else "on every device"
+            )
+        lines.append(
+            f"| {part.name} | {format_bytes(part.total)} | {format_bytes(part.per_device)} | "
+            f"{', '.join(grows) or 'fixed'} |"
+        )
+    if small:
+        lines.append(
+            f"| {', '.join(p.name for p in small)} | {format_bytes(sum(p.total for p in small))} "
+            f"| {format_bytes(sum(p.per_device for p in small))} | fixed |"
+        )
+    total = sum(part.total for part in plan.parts)
+    device = sum(part.per_device for part in plan.parts)
+    lines.append(f"| all | {format_bytes(total)} | {format_bytes(device)} | |")
+    lines += [
+        "",
+        f"Compiled programs per device (XLA memory analysis on {plan.platform}: "
+        f"{plan.compiled_on})",
+        "",
+        "| program | games/device | positions/device | arguments | outputs | aliased | temp | "
+        "peak | |",
+        "|:--|--:|--:|--:|--:|--:|--:|--:|:--|",
+    ]
+    for name, model in plan.models.items():
+        for program in (*model.fitted, model.check):
+            role = "fit"
+            if program is model.check:
+                predicted = model.predict(program.games, program.positions)
+                role = (
+                    f"held out: temp predicted {format_bytes(predicted.temp)} "
+                    f"({model.error('temp'):+.1%}), peak {model.error('peak'):+.1%}"
+                )
+            lines.append(
+                f"| {name} | {program.games:,.0f} | {program.positions:,.0f} | "
+                f"{format_bytes(program.argument)} | {format_bytes(program.output)} | "
+                f"{format_bytes(program.alias)} | {format_bytes(program.temp)} | "
+                f"{format_bytes(program.peak)} | {role} |"
+            )
+    lines += ["", "Peak per device = c0 + cb x games/device + cn x positions/device:"]
+    for name, model in plan.models.items():
+        c0, cb, cn = model.peak_coefficients()
+        t0, tb, tn = model.coefficients["temp"]
+        lines.append(
+            f"  {name}: {format_bytes(c0)} + {format_bytes(cb)}/game + {format_bytes(cn)}/position"
+            f" (of which temp {format_bytes(t0)} + {format_bytes(tb)}/game + "
+            f"{format_bytes(tn)}/position)"
+        )
+    required = plan.required()
+    lines.append(
+        "  the config as is: "
+        + ", ".join(f"{name} {format_bytes(peak)}" for name, peak in required.items())
+        + " per device"
+    )
+    percent = f"{plan.usable_fraction:.0%}"
+    lines += [
+        "",
+        f"| memory per device | usable ({percent}) | largest self-play batch at "
+        f"{plan.replay_capacity:,} positions | largest replay capacity at "
+        f"{plan.selfplay_batch_size:,} games |",
+        "|--:|--:|--:|--:|",
+    ]
+    for fit in plan.fits:
+        batch = _count(fit.batch, plan.game_share) + (" *" if fit.batch_refused else "")
+        capacity = _count(fit.capacity, plan.position_share)
+        lines.append(
+            f"| {format_bytes(fit.memory)} | {format_bytes(fit.usable)} | "
+            f"{batch if fit.batch else 'none fits'} | "
+            f"{capacity if fit.capacity else 'none fits'} |"
+        )
+    notes = []
+    if any(fit.batch_refused for fit in plan.fits):
+        notes.append(
+            f"* build.make_pipeline refuses this batch at {plan.replay_capacity:,} positions "
+            f"(the replay must hold the games in flight); the largest it accepts there is "
+            f"{plan.max_batch_by_rule:,}."
+        )
+    notes.append(
+        f"At {plan.selfplay_batch_size:,} games the replay must hold at least "
+        f"{plan.min_capacity_by_rule:,} positions (build.make_pipeline)."
+    )
+    notes.append(
+        f"XLA:{plan.platform.upper()}'s memory analysis estimates what the GPU/TPU compilers "
+        "allocate (other fusion, scheduling, convolution workspaces; the runtime's own "
+        f"memory): hence the usable {percent}. On GPU set XLA_PYTHON_CLIENT_MEM_FRACTION "
+        f"to {plan.usable_fraction:.2g} (JAX preallocates 0.75 by default). Took "
+        f"{plan.seconds:.0f} s."
+        if plan.platform == "cpu"
+        else f"XLA's memory analysis on {plan.platform}; usable {percent} of each size. "
+        f"Took {plan.seconds:.0f} s."
+    )
+    return "\n".join(lines + [""] + notes)
+
+
+def experiment_names() -> list[str]:
+    """The experiments in experiments/ (of the repository), sorted."""
+    return sorted(path.stem for path in (config_lib.REPO_ROOT / "experiments").glob("*.py"))
+
+
+def use_cpu_devices(count: int) -> bool:
+    """Asks for `count` CPU devices, so that on a CPU-only machine `plan` compiles the real
+    sharded programs; possible only before jax starts its backends (False then: a notebook
+    or a test that already ran jax gets the per-device share on one device)."""
+    try:
+        jax.config.update("jax_num_cpu_devices", max(count, 1))
+    except RuntimeError:
+        return False
+    return True
+
+
+def main(args, overrides: dict[str, str]) -> int:
+    """`azjax bench --memory`: prints the plan of `--config` or of every experiment."""
+    named = args.config or args.game  # an experiment file, or a name in experiments/
+    if args.all and named:
+        raise UserError("--all plans every experiment: leave out --config and --game")
+    sources = [named] if named else experiment_names()
+    if not sources:
+        raise UserError(f"no experiment in {config_lib.REPO_ROOT / 'experiments'}")
+    configs = []
+    for source in sources:  # every config checked before the first compile
+        config = config_lib.load_config(source)
+        config_lib.apply_overrides(config, overrides)
+        check_devices(config, args.devices)
+        configs.append(config)
+
+    def log(message: str) -> None:
+        print(f"  {message}", file=sys.stderr, flush=True)
+
+    use_cpu_devices(args.devices)
+    for index, config in enumerate(configs):
+        log(f"planning {config.name} for {args.devices} device(s)")
+        result = plan(config, args.devices, log=log)
+        print(("\n\n" if index else "") + result.table(), flush=True)
+    return 0

@@ -1,0 +1,370 @@
+"""Many hosts, one run: several processes on this machine talking through localhost.
+
+Each process is a child `azjax train` with `--coordinator localhost:PORT --num-processes N
+--process-id I` and `XLA_FLAGS=--xla_force_host_platform_device_count=D` (set before jax
+starts, so only in a child), its collectives going through gloo (JAX's CPU collectives).
+Checked: 2 processes x 2 devices train exactly what 1 process x 4 devices trains; a host
+that never joins, an unreachable coordinator and processes given different configs end in
+one line within the timeout; a SIGTERM or Ctrl-C to one host stops every host at the same
+iteration, saved; and checkpoints restore on other numbers of devices and processes.
+"""
+
+import json
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+from conftest import PYTHON, REPO, subprocess_env, tiny_experiment
+
+from azjax import cli, distributed, paths
+from azjax.metrics import read_metrics
+from azjax.types import UserError
+
+# Self-play and replay numbers that must agree exactly between device layouts.
+EXACT_KEYS = (
+    "games",
+    "average_game_length",
+    "buffer_size",
+    "first_player_win_rate",
+    "total_games",
+    "total_positions",
+)
+LEARNING_KEYS = ("loss", "value_loss", "policy_loss", "grad_norm", "l2")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        return probe.getsockname()[1]
+
+
+def start(
+    workdir: Path,
+    experiment: Path,
+    *,
+    processes: int = 1,
+    devices: int,
+    extra: tuple[str, ...] = (),
+    timeout_s: int = 60,
+    only: tuple[int, ...] | None = None,
+    extra_for: dict[int, tuple[str, ...]] | None = None,
+) -> list[subprocess.Popen]:
+    """`azjax train` as `processes` processes of `devices` CPU devices each (only the
+    process ids in `only`, when given; `extra_for[I]`: more arguments for process I); their
+    stdout and stderr together, line-buffered."""
+    env = subprocess_env(
+        XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+        JAX_PLATFORMS="cpu",
+        PYTHONUNBUFFERED="1",
+    )
+    port = free_port()
+    command = [PYTHON, "-m", "azjax.cli", "train", "--config", str(experiment)]
+    command += ["--workdir", str(workdir), *extra]
+    children = []
+    for index in range(processes) if only is None else only:
+        hosts = []
+        if processes > 1:
+            hosts = ["--coordinator", f"localhost:{port}", "--num-processes", str(processes)]
+            hosts += ["--process-id", str(index), "--distributed-timeout", str(timeout_s)]
+        hosts += list((extra_for or {}).get(index, ()))
+        children.append(
+            subprocess.Popen(
+                command + hosts,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env=env,
+                cwd=REPO,
+            )
+        )
+    return children
+
+
+def finish(children: list[subprocess.Popen], timeout: float = 600) -> list[tuple[int, str]]:
+    """(exit status, output) of each child."""
+    results = []
+    for child in children:
+        try:
+            output = child.communicate(timeout=timeout)[0]
+        except subprocess.TimeoutExpired:
+            child.kill()
+            output = child.communicate()[0]
+            pytest.fail(f"a child process hung:\n{output[-4000:]}")
+        results.append((child.returncode, output))
+    return results
+
+
+def train(workdir, experiment, **kwargs) -> list[str]:
+    """Runs to the end; every process must exit with status 0. Returns their outputs."""
+    results = finish(start(workdir, experiment, **kwargs))
+    for status, output in results:
+        assert status == 0, output[-4000:]
+    return [output for _, output in results]
+
+
+def iterations(workdir) -> list[int]:
+    return [r["iteration"] for r in read_metrics(workdir)]
+
+
+def checkpoint_steps(workdir) -> list[int]:
+    folder = Path(workdir) / "checkpoints"
+    return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit())
+
+
+def read_item(workdir, step: int, item: str) -> dict:
+    """A checkpoint item as numpy arrays, whatever devices wrote it."""
+    import orbax.checkpoint as ocp  # noqa: PLC0415
+
+    path = Path(workdir) / "checkpoints" / str(step) / item
+    checkpointer = ocp.PyTreeCheckpointer()
+    metadata = checkpointer.metadata(path)
+    tree = metadata.item_metadata.tree if hasattr(metadata, "item_metadata") else metadata.tree
+    args = jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
+    return checkpointer.restore(path, args=ocp.args.PyTreeRestore(restore_args=args))
+
+
+# Fast checks: flags, paths, single-process behaviour of the agreement helpers.
+
+
+def test_gs_workdir_stays_a_cloud_path():
+    path = paths.workdir_path("gs://bucket/runs/c4")
+    assert str(path) == "gs://bucket/runs/c4"
+    assert str(path / "checkpoints" / "12") == "gs://bucket/runs/c4/checkpoints/12"
+    assert not paths.is_local(path)
+    assert str(paths.workdir_path(path)) == "gs://bucket/runs/c4"  # idempotent
+    # What `Path.resolve()` did before: a local folder named gs:.
+    assert str(Path("gs://bucket/runs/c4")) == "gs:/bucket/runs/c4"
+
+
+def test_local_workdirs_stay_as_given(tmp_path):
+    assert paths.workdir_path("runs/c4") == Path("runs/c4")
+    assert isinstance(paths.workdir_path(tmp_path), Path)
+    assert paths.workdir_path(tmp_path) == tmp_path
+    assert paths.is_local(paths.workdir_path("runs/c4"))
+
+
+def test_a_cloud_workdir_refuses_what_keeps_files_on_local_disks(tiny):
+    """Gating's networks and the Elo anchors' tournament would land in a local folder."""
+    from azjax import train  # noqa: PLC0415
+
+    tiny.train.gating = True
+    with pytest.raises(UserError, match="train.gating keeps its networks on a local disk"):
+        train.train(tiny, "gs://bucket/run", quiet=True)
+    tiny.train.gating = False
+    tiny.eval.every = 2
+    tiny.eval.opponents = ("random", "mcts:4")
+    with pytest.raises(UserError, match="eval.elo rates its anchors in a tournament"):
+        train.train(tiny, "gs://bucket/run", quiet=True)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--num-processes", "2"], "go together"),
+        (["--coordinator", "localhost:1", "--num-processes", "2"], "missing --process-id"),
+        (["--coordinator", "localhost", "--num-processes", "2", "--process-id", "0"], "HOST:PORT"),
+        (["--coordinator", "h:1", "--num-processes", "2", "--process-id", "2"], "between 0 and 1"),
+    ],
+)
+def test_distributed_flags_are_checked_before_joining(argv, message, capsys):
+    assert cli.main(["train", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("azjax: error: ") and message in err and len(err.splitlines()) == 1
+
+
+def test_single_process_needs_no_distributed_setup(tiny, tmp_path):
+    assert distributed.initialize() is False
+    assert distributed.process_count() == 1 and distributed.is_primary()
+    assert distributed.any_process(True, False) == (True, False)
+    assert distributed.agree(1.5) == 1.5
+    distributed.check_same_run(tiny, tmp_path)  # nothing to compare with
+    tree = {"a": jax.numpy.arange(3), "b": np.float32(2)}
+    host = distributed.to_host(tree)
+    np.testing.assert_array_equal(host["a"], [0, 1, 2])
+    with pytest.raises(UserError, match="go together"):
+        distributed.initialize(num_processes=2)
+
+
+# Failures to start: one line within the timeout, not a hang.
+
+
+@pytest.mark.parametrize("process_id", [0, 1])
+def test_a_host_that_never_joins_is_a_clear_error_within_the_timeout(tmp_path, process_id):
+    """Process 0 alone waits for process 1 (which never starts); process 1 alone finds no
+    coordinator."""
+    experiment = tiny_experiment(tmp_path, num_iterations=1, checkpoint_every=1)
+    started = time.monotonic()
+    [child] = start(
+        tmp_path / "run", experiment, processes=2, devices=1, timeout_s=5, only=(process_id,)
+    )
+    [(status, output)] = finish([child], timeout=120)
+    assert time.monotonic() - started < 60
+    assert status == 2, output
+    lines = [line for line in output.splitlines() if line.startswith("azjax")]
+    assert lines == [lines[-1]] and lines[-1].startswith(f"azjax: error: process {process_id}:")
+    assert "did not all join the coordinator" in lines[-1] and "within 5 s" in lines[-1]
+    assert "Traceback" not in output
+
+
+@pytest.mark.slow
+def test_processes_with_different_configs_stop_with_one_line(tmp_path):
+    experiment = tiny_experiment(tmp_path, num_iterations=1, checkpoint_every=1)
+    children = start(
+        tmp_path / "run", experiment, processes=2, devices=1, extra_for={1: ("--config.seed=7",)}
+    )
+    for status, output in finish(children, timeout=300):
+        assert status == 2, output
+        assert "azjax: error: the processes of this run were given different configs" in output
+        assert "Traceback" not in output
+    assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+AUTO_SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+import jax
+from conftest import tiny_config
+from azjax import distributed
+from azjax.types import UserError
+
+assert distributed.initialize(auto=True, timeout_s=60)  # from the SLURM variables
+index = jax.process_index()
+assert (jax.process_count(), jax.device_count(), len(jax.local_devices())) == (2, 4, 2)
+assert distributed.any_process(index == 1, False) == (True, False)
+assert distributed.agree(10.0 + index) == 10.0  # process 0's value everywhere
+distributed.check_same_run(tiny_config(), "runs/same")
+try:
+    distributed.check_same_run(tiny_config(), f"runs/process{{index}}")
+except UserError as error:
+    print("refused:", error)
+"""
+
+
+def test_distributed_auto_reads_a_slurm_environment(tmp_path):
+    """`--distributed auto` (the Python API here): JAX's cluster detection finds the
+    processes in SLURM's variables; processes given different workdirs are refused."""
+    # SLURM jobs put the coordinator on port 61440 + job id % 4096: find a free one.
+    for port in np.random.default_rng().permutation(np.arange(61440, 65536)):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("localhost", int(port)))
+            except OSError:
+                continue
+        break
+    env = subprocess_env(
+        XLA_FLAGS="--xla_force_host_platform_device_count=2",
+        JAX_PLATFORMS="cpu",
+        SLURM_JOB_ID=str(int(port) - 61440),
+        SLURM_STEP_NODELIST="localhost",
+        SLURM_NTASKS="2",
+    )
+    script = AUTO_SCRIPT.format(tests=str(Path(REPO) / "tests"))
+    children = [
+        subprocess.Popen(
+            [PYTHON, "-c", script],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**env, "SLURM_PROCID": str(index), "SLURM_LOCALID": "0"},
+        )
+        for index in range(2)
+    ]
+    for status, output in finish(children, timeout=180):
+        assert status == 0, output[-3000:]
+        assert "refused: the processes of this run were given different workdirs" in output
+
+
+# Training over two processes.
+
+
+@pytest.mark.slow
+def test_two_processes_of_two_devices_train_as_one_process_of_four(tmp_path):
+    experiment = tiny_experiment(tmp_path, num_iterations=3, checkpoint_every=2)
+    many, one = tmp_path / "two_processes", tmp_path / "one_process"
+    outputs = train(many, experiment, processes=2, devices=2)
+    train(one, experiment, devices=4)
+    # Process 0 prints and writes the run's files; process 1 neither.
+    assert "on 4 cpu device(s)" in outputs[0] and "done: 3 iterations" in outputs[0]
+    assert "it " not in outputs[1] and "done" not in outputs[1]
+    assert json.loads((many / "config.json").read_text()) == json.loads(
+        (one / "config.json").read_text()
+    )
+    assert checkpoint_steps(many) == checkpoint_steps(one) == [2, 3]
+    records, expected = read_metrics(many), read_metrics(one)
+    assert [r["iteration"] for r in records] == [1, 2, 3]
+    for record, reference in zip(records, expected, strict=True):
+        for key in EXACT_KEYS:
+            assert record[key] == reference[key], key
+        for key in LEARNING_KEYS:
+            np.testing.assert_allclose(record[key], reference[key], rtol=1e-4, atol=1e-5)
+    # The saved state: self-play, replay, counters and key integer-exact; learning to float
+    # tolerance.
+    trainer, reference = read_item(many, 3, "trainer"), read_item(one, 3, "trainer")
+    for name in reference:
+        if name in ("opt_state", "elapsed"):
+            continue
+        jax.tree.map(np.testing.assert_array_equal, trainer[name], reference[name])
+    jax.tree.map(
+        lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5),
+        (trainer["opt_state"], read_item(many, 3, "params")),
+        (reference["opt_state"], read_item(one, 3, "params")),
+    )
+
+
+def wait_for_line(child: subprocess.Popen, prefix: str) -> str:
+    seen = []
+    for line in child.stdout:
+        seen.append(line)
+        if line.startswith(prefix):
+            return "".join(seen)
+    pytest.fail("the run ended before " + repr(prefix) + ":\n" + "".join(seen)[-4000:])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_a_signal_to_one_host_stops_every_host_at_one_saved_iteration(tmp_path, signal_name):
+    """SIGTERM (a preemption notice: JAX's sync point, orbax's preemption save) or Ctrl-C
+    to process 1 only: both processes stop after the same iteration, which is saved, exit
+    with 130, and the run resumes (here in one process of one device)."""
+    experiment = tiny_experiment(tmp_path, num_iterations=100000, checkpoint_every=100000)
+    workdir = tmp_path / "run"
+    children = start(workdir, experiment, processes=2, devices=2)
+    before = wait_for_line(children[0], "it    2")
+    children[1].send_signal(getattr(signal, signal_name))
+    (status0, output0), (status1, output1) = finish(children, timeout=300)
+    output0 = before + output0
+    assert status0 == status1 == 130, output0[-3000:] + output1[-3000:]
+    word = "preempted" if signal_name == "SIGTERM" else "interrupted"
+    assert f"{word}: saved iteration" in output0, output0[-3000:]
+    assert "Traceback" not in output0 + output1
+    [stopped] = checkpoint_steps(workdir)
+    assert stopped >= 2
+    assert iterations(workdir) == list(range(1, stopped + 1))
+    # Two processes -> one process: the run goes on from the saved iteration.
+    more = (f"--config.train.num_iterations={stopped + 2}",)
+    [output] = train(workdir, experiment, devices=1, extra=more)
+    assert f"resuming {workdir} from iteration {stopped}" in output
+    assert iterations(workdir) == list(range(1, stopped + 3))
+
+
+# Restore anywhere: a checkpoint written on some devices resumes on others.
+
+
+@pytest.mark.slow
+def test_checkpoints_restore_on_eight_devices_and_on_one(tmp_path):
+    """8 devices -> 1 device -> 8 devices, two iterations each."""
+    experiment = tiny_experiment(tmp_path, num_iterations=2, checkpoint_every=1)
+    workdir = tmp_path / "run"
+    train(workdir, experiment, devices=8)
+    for devices, last in ((1, 4), (8, 6)):
+        more = (f"--config.train.num_iterations={last}",)
+        [output] = train(workdir, experiment, devices=devices, extra=more)
+        assert f"resuming {workdir} from iteration {last - 2}" in output, output[-3000:]
+        assert f"on {devices} cpu device(s)" in output
+        assert iterations(workdir) == list(range(1, last + 1))
+        assert checkpoint_steps(workdir)[-1] == last
