@@ -13,6 +13,7 @@ times out, answers something that is not a legal move, or resigns loses the game
 reason is returned with the result.
 """
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -67,12 +68,16 @@ def make_match(
 
     Args:
       opening_plies: that many uniformly random moves open every game (varies the games
-        between two deterministic players).
+        between two deterministic players); never a voluntary pass in Go (`_opening_mask`).
     """
     if num_games % 2:
         raise ValueError(f"num_games must be even, got {num_games}")
     half = num_games // 2
-    opening = random_player(game)
+
+    def opening(params, states: State, key: PRNGKey) -> Array:  # no voluntary pass in Go
+        del params
+        masks = jax.vmap(functools.partial(_opening_mask, game))(states)
+        return random_legal_action(key, masks)
 
     def match(params_a, params_b, key: PRNGKey) -> MatchResult:
         init_key, play_key = jax.random.split(key)
@@ -225,7 +230,8 @@ def play_host_game(
     or the engine error), and the player at fault loses.
 
     Args:
-      opening_plies: that many uniformly random moves open the game (told to both players).
+      opening_plies: that many uniformly random moves open the game (told to both players);
+        never a voluntary pass in Go (`_opening_mask`).
       key: seeds the start position and the opening.
       step: `game.step`, jitted (pass one to share its compilation between games).
     """
@@ -243,7 +249,7 @@ def play_host_game(
         mover = int(state.current_player)
         if plies < opening_plies:
             opening_key, move_key = jax.random.split(opening_key)
-            action = int(random_legal_action(move_key, state.legal_action_mask))
+            action = int(random_legal_action(move_key, _opening_mask(game, state)))
         else:
             try:
                 action = players[mover].choose(state)
@@ -262,6 +268,19 @@ def play_host_game(
         plies += 1
     reward = float(state.rewards[0])
     return (1.0 if reward > 0 else 0.0 if reward < 0 else 0.5), plies, ""
+
+
+def _opening_mask(game: Game, state: State):
+    """The moves a random opening ply draws from: the legal moves, less Go's pass where any
+    other move is legal. A random pass would let the next player end the game at once by
+    passing too, scored on a board of one or two random stones (Tromp-Taylor: a lone
+    stone owns the whole board), before the other player has moved at all."""
+    mask = state.legal_action_mask
+    if game.name.startswith("go_"):
+        pass_action = game.num_actions - 1
+        others = jnp.any(mask[:pass_action])
+        mask = mask.at[pass_action].set(mask[pass_action] & ~others)
+    return mask
 
 
 def _forfeit(loser: int, plies: int, reason: str) -> tuple[float, int, str]:

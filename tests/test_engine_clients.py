@@ -13,23 +13,25 @@ import numpy as np
 import pytest
 from conftest import PYTHON, require_program
 
-from azjax import games, notation
+from azjax import arena, games, notation
 from azjax.notation import xiangqi
 from azjax.protocols.engine import (
     RESIGN,
     EngineError,
     EngineProcess,
     EngineSpec,
+    HostPlayer,
     parse_engine_spec,
 )
-from azjax.protocols.gtp_client import GtpPlayer
+from azjax.protocols.gtp_client import GtpPlayer, genmove_command
 from azjax.protocols.uci_client import UciPlayer, iccs_to_engine
 from azjax.types import UserError
 
 # A fake engine: `fake.py PROTOCOL MODE [MARKER]`. Modes: ok (GTP passes, UCI plays h2e2),
 # crash (exits with status 3 on genmove/go, once only when MARKER is given), hang (sleeps on
 # genmove/go), mute (never answers), illegal (E5 / a0a5), garbage (a word that is no move),
-# resign, broken (a GTP answer without = or ?), deaf (ignores quit and stdin's end).
+# resign, broken (a GTP answer without = or ?), deaf (ignores quit and stdin's end), cleanup
+# (lists kgs-genmove_cleanup, which plays E5; genmove still passes).
 FAKE_ENGINE = r"""
 import os, sys, time
 
@@ -60,7 +62,12 @@ for line in sys.stdin:
     if not words:
         continue
     if protocol == "gtp":
-        if words[0] == "genmove":
+        if words[0] == "list_commands":
+            extra = ["kgs-genmove_cleanup"] if mode == "cleanup" else []
+            out("= " + "\n".join(["genmove", "list_commands", *extra]) + "\n")
+        elif words[0] == "kgs-genmove_cleanup":
+            out("= E5\n")
+        elif words[0] == "genmove":
             move_time()
             reply = {"illegal": "E5", "garbage": "banana", "resign": "resign"}.get(mode, "pass")
             out(("oops " if mode == "broken" else "= ") + reply + "\n")
@@ -123,6 +130,10 @@ def test_parse_engine_spec(go, chess):
     assert parse_engine_spec("uci:pikafish movetime=200")().limit == "movetime 200"
     assert UciPlayer("pikafish").limit == "movetime 1000"  # the default
     assert parse_engine_spec("gtp:gnugo timeout=9").options == {"timeout": 9.0}
+    assert GtpPlayer("gnugo").cleanup  # the default
+    spec = parse_engine_spec("gtp:gnugo cleanup=false")
+    assert spec.options == {"cleanup": False} and not spec().cleanup
+    assert parse_engine_spec("gtp:gnugo cleanup=True").options == {"cleanup": True}
 
 
 @pytest.mark.parametrize(
@@ -142,6 +153,8 @@ def test_parse_engine_spec(go, chess):
         ("uci:fsf timeout=-1", "timeout must be a positive number of seconds"),
         ("uci:fsf ranks=1-9", "ranks must be auto, 0-9 or 1-10"),
         ("uci:fsf depth=1 nodes=5", "give at most one of depth, nodes and movetime"),
+        ("gtp:gnugo cleanup=maybe", "cleanup must be true or false, got 'maybe'"),
+        ("uci:fsf cleanup=true", "unknown option 'cleanup'"),
     ],
 )
 def test_bad_engine_specs_are_one_line_user_errors(spec, message):
@@ -235,6 +248,82 @@ def test_gtp_player_against_gnugo(go):
         assert bool(state.legal_action_mask[action])
 
 
+def test_gtp_moves_by_kgs_genmove_cleanup_where_the_engine_lists_it(fake, go):
+    assert genmove_command(["genmove", "kgs-genmove_cleanup"]) == "kgs-genmove_cleanup"
+    assert genmove_command(["genmove", "kgs-genmove_cleanup"], cleanup=False) == "genmove"
+    assert genmove_command(["genmove", "play"]) == "genmove"
+    start = go.init(jax.random.PRNGKey(0))
+    e5, pass_action = notation.parse_action(go, "E5", start), go.num_actions - 1
+    # The fake answers kgs-genmove_cleanup with E5 and genmove with a pass.
+    for mode, cleanup, expected in [
+        ("cleanup", True, e5),
+        ("cleanup", False, pass_action),
+        ("ok", True, pass_action),  # it lists no kgs-genmove_cleanup
+    ]:
+        with GtpPlayer(fake("gtp", mode), timeout=10, cleanup=cleanup) as player:
+            for _ in range(2):  # the command is chosen once per process, kept between games
+                player.start(go, start)
+                assert player.choose(start) == expected, (mode, cleanup)
+
+
+class RandomThenPass(HostPlayer):
+    """A weak Go player: `moves` random legal moves that are no pass, then passes only.
+    It keeps the moves of the game (`actions`)."""
+
+    def __init__(self, moves: int, seed: int):
+        self.name, self.moves, self.rng = "random-then-pass", moves, np.random.default_rng(seed)
+
+    def start(self, game, state):
+        self.pass_action, self.played, self.actions = game.num_actions - 1, 0, []
+
+    def observe(self, state, action):
+        self.actions.append(action)
+
+    def choose(self, state):
+        legal = np.flatnonzero(np.asarray(state.legal_action_mask)[: self.pass_action])
+        self.played += 1
+        if self.played > self.moves or not len(legal):
+            return self.pass_action
+        return int(self.rng.choice(legal))
+
+    def close(self):
+        pass
+
+
+def gtp_score(text: str) -> float:
+    """A GTP final_score ("B+3.5", "W+88.5", "0") as black's lead."""
+    return 0.0 if text == "0" else float(text[2:]) * (1 if text[0] in "Bb" else -1)
+
+
+@pytest.mark.slow
+def test_games_against_gnugo_end_as_gnugo_scores_them(go):
+    """Complete games against GNU Go refereed by azjax's Tromp-Taylor rules. A weak player
+    leaves dead stones in GNU Go's area and passes; with kgs-genmove_cleanup GNU Go captures
+    them before it passes too, so the game ends with no dead stones and azjax's score of the
+    final board is GNU Go's own (area) final_score. (With plain genmove GNU Go passed at once
+    and the dead stones counted for their owner: the weak side won on the board.)"""
+    gnugo = require_program("gnugo", install="apt-get install gnugo", paths=("/usr/games",))
+    engine = GtpPlayer(f"{gnugo} --mode gtp --level 0 --chinese-rules", timeout=60)
+    step = jax.jit(go.step)
+    with engine:
+        for seed in range(2):  # GNU Go black, then white
+            weak = RandomThenPass(moves=25, seed=seed)
+            first, second = (engine, weak) if seed == 0 else (weak, engine)
+            score, plies, reason = arena.play_host_game(
+                go, first, second, opening_plies=0, key=jax.random.PRNGKey(seed), step=step
+            )
+            assert reason == "" and plies == len(weak.actions) < go.max_episode_length
+            assert weak.actions[-2:] == [go.num_actions - 1] * 2  # ended by two passes
+            state = go.init(jax.random.PRNGKey(seed))
+            for action in weak.actions:
+                state = step(state, jnp.int32(action))
+            assert bool(state.terminated)
+            assert engine._ask("final_status_list dead") == ""
+            lead = float(go.score(state))  # black's Tromp-Taylor lead
+            assert lead == gtp_score(engine._ask("final_score")), seed
+            assert score == (1.0 if lead > 0 else 0.0) and (score == 1.0) == (seed == 0)
+
+
 def test_uci_player_against_fairy_stockfish(chess):
     fsf = require_program(
         "fairy-stockfish", install="apt-get install fairy-stockfish", paths=("/usr/games",)
@@ -305,7 +394,7 @@ def test_fake_engines_fail_with_engine_errors(protocol, fake, go, chess, tmp_pat
         with pytest.raises(EngineError, match="illegal move"):
             illegal.choose(state)
     with pytest.raises(
-        EngineError, match="did not send (uciok|a response to 'boardsize 9') within"
+        EngineError, match="did not send (uciok|a response to 'list_commands') within"
     ):
         player("mute", timeout=1)
     # A crash ends the process; the next game starts a new one.

@@ -6,12 +6,14 @@ import subprocess
 import time
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import PYTHON, require_program, subprocess_env, tiny_config, untrained_run
 
-from azjax import build, checkpoint, cli, tournament
+from azjax import arena, build, checkpoint, cli, games, tournament
 from azjax import config as config_lib
+from azjax.protocols.engine import HostPlayer
 from azjax.tournament import GameLog
 
 STEPS = (0, 10, 20)
@@ -195,6 +197,43 @@ def test_go_gauntlet_against_gnugo_levels_through_gtp(go_run, tmp_path):
     assert sorted(g["a_first"] for g in games) == [False, False, True, True]
     assert all(g["plies"] >= 2 for g in games)
     assert ratings.elo[ratings.players.index(level[0])] == 0
+
+
+class Passer(HostPlayer):
+    """Always passes; keeps the moves of the game."""
+
+    name = "passer"
+
+    def start(self, game, state):
+        self.pass_action, self.actions = game.num_actions - 1, []
+
+    def observe(self, state, action):
+        self.actions.append(action)
+
+    def choose(self, state):
+        return self.pass_action
+
+    def close(self):
+        pass
+
+
+def test_random_host_openings_never_pass_in_go():
+    """A random opening pass let the next player end the game at once (seen in a tournament:
+    black's random stone, white's random pass, black passed and won 3-ply game against GNU
+    Go level 10 that GNU Go never moved in). Key 79 drew that opening (a stone, a pass)."""
+    go = games.make("go_9x9")
+    first, second = Passer(), Passer()
+    score, plies, reason = arena.play_host_game(
+        go, first, second, opening_plies=2, key=jax.random.PRNGKey(79)
+    )
+    assert (plies, reason) == (4, "") and first.actions[2:] == [go.num_actions - 1] * 2
+    assert go.num_actions - 1 not in first.actions[:2]
+    # Where the pass is the only legal move, an opening ply still may pass.
+    state = go.init(jax.random.PRNGKey(0))
+    mask = arena._opening_mask(go, state)
+    assert not mask[-1] and bool(np.all(mask[:-1] == state.legal_action_mask[:-1]))
+    only_pass = state.replace(legal_action_mask=jnp.arange(go.num_actions) == go.num_actions - 1)
+    assert bool(np.array_equal(arena._opening_mask(go, only_pass), only_pass.legal_action_mask))
 
 
 FAKE_GTP = """\

@@ -16,8 +16,10 @@ side, asked for its moves. `parse_engine_spec` reads the engine specs of the com
     uci:pikafish movetime=200 timeout=30
 
 The command is quoted when it holds spaces; options follow as key=value: for both
-`timeout=SECONDS` (per answer, default 30); for UCI one of `depth=N`, `nodes=N`,
-`movetime=MS` (default movetime=1000) and `ranks=auto|0-9|1-10` (see `uci_client`).
+`timeout=SECONDS` (per answer, default 30); for GTP `cleanup=true|false` (default true: moves
+by `kgs-genmove_cleanup` where the engine has it, so that it captures dead stones before
+passing, see `gtp_client`); for UCI one of `depth=N`, `nodes=N`, `movetime=MS` (default
+movetime=1000) and `ranks=auto|0-9|1-10` (see `uci_client`).
 """
 
 import abc
@@ -296,8 +298,21 @@ class EngineSpec:
         return UciPlayer(self.command, **self.options)
 
 
+def _boolean(text: str) -> bool:
+    """true/false (also yes/no, on/off, 1/0, any case) as a bool; ValueError otherwise."""
+    words = {"true": True, "yes": True, "on": True, "1": True}
+    words.update({"false": False, "no": False, "off": False, "0": False})
+    try:
+        return words[text.lower()]
+    except KeyError:
+        raise ValueError(text) from None
+
+
 _OPTIONS = {  # protocol -> option -> (type, check, what it must be)
-    "gtp": {"timeout": (float, lambda v: 0 < v < 1e6, "a positive number of seconds")},
+    "gtp": {
+        "timeout": (float, lambda v: 0 < v < 1e6, "a positive number of seconds"),
+        "cleanup": (_boolean, lambda v: True, "true or false"),
+    },
     "uci": {
         "timeout": (float, lambda v: 0 < v < 1e6, "a positive number of seconds"),
         "depth": (int, lambda v: 1 <= v <= 1000, "an integer from 1 to 1000"),
