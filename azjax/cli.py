@@ -503,9 +503,9 @@ def _main(argv: list[str]) -> int:
         if args.command == "train":
             return _train(args, overrides)
         if memory:
-            from azjax.bench import memory as memory_plan  # noqa: PLC0415
+            from azjax.bench import memory_report  # noqa: PLC0415
 
-            return memory_plan.main(args, overrides)
+            return memory_report.main(args, overrides)
         return COMMANDS[args.command](args)
     except UserError as error:
         print(f"azjax: error: {error}", file=sys.stderr)
