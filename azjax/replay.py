@@ -134,16 +134,11 @@ def shard_sizes(buffer: ReplayBuffer, num_shards: int) -> Array:
     return jnp.sum(labelled.reshape(num_shards, -1), axis=1, dtype=jnp.int32)
 
 
-def specs(buffer_like) -> ReplayBuffer:
+def specs() -> ReplayBuffer:
     """The buffer's PartitionSpecs: positions split over `data`, the counters replicated."""
-    split = PartitionSpec("data")
-    return buffer_like.replace(
-        obs=split,
-        policy=split,
-        player=split,
-        value=split,
-        next_index=PartitionSpec(),
-        num_shards=PartitionSpec(),
+    split, whole = PartitionSpec("data"), PartitionSpec()
+    return ReplayBuffer(
+        obs=split, policy=split, player=split, value=split, next_index=whole, num_shards=whole
     )
 
 

@@ -111,14 +111,10 @@ def replay_writer(pipeline: Pipeline):
     if pipeline.mesh is None:
         return write
     split, whole = PartitionSpec("data"), PartitionSpec()
-    specs = replay.specs(_BUFFER_FIELDS)
+    specs = replay.specs()
     return replay.sharded(
         pipeline.mesh, write, (specs, split, split, split, split, split, split), (specs, whole)
     )
-
-
-# A stand-in with the buffer's fields, for building its PartitionSpecs.
-_BUFFER_FIELDS = replay.ReplayBuffer(*([None] * 6))
 
 
 def sample_batch(pipeline: Pipeline, buffer: ReplayBuffer, key: PRNGKey) -> Batch:
@@ -144,7 +140,7 @@ def sample_batch(pipeline: Pipeline, buffer: ReplayBuffer, key: PRNGKey) -> Batc
     split = PartitionSpec("data")
     batch_specs = Batch(obs=split, policy=split, value=split)
     sharded_draw = replay.sharded(
-        pipeline.mesh, draw, (replay.specs(_BUFFER_FIELDS), PartitionSpec()), batch_specs
+        pipeline.mesh, draw, (replay.specs(), PartitionSpec()), batch_specs
     )
     return sharded_draw(buffer, key)
 

@@ -66,7 +66,7 @@ def state_shardings(pipeline: Pipeline, mesh: Mesh) -> TrainerState:
     shardings = jax.tree.map(lambda _: replicated, abstract)
     buffer = jax.tree.map(
         lambda spec: NamedSharding(mesh, spec),
-        replay.specs(abstract.buffer),
+        replay.specs(),
         is_leaf=lambda x: isinstance(x, PartitionSpec),
     )
     return shardings.replace(
