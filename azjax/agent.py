@@ -8,6 +8,7 @@ Example::
     output = agent.act(states, key)   # action [B], action_weights [B, A], value [B]
 """
 
+import copy
 import dataclasses
 from pathlib import Path
 from typing import Any
@@ -272,15 +273,33 @@ class Evaluation:
         self._host_agent = jax.jit(self._agent) if self._engines else None
         self._step = jax.jit(game.step)  # host games: one compilation for all evaluations
 
-    def begin(self, variables, records: list[dict] | None = None, workdir=None) -> None:
+    def fork(self, *, seed: int) -> "Evaluation":
+        """An evaluation of another agent with the same opponents and compiled matches but
+        its own state (`previous`, ladder levels) and `seed` (a population's members)."""
+        forked = copy.copy(self)
+        forked.seed, forked._previous, forked._ladders = seed, None, dict(self._ladders)
+        return forked
+
+    def begin(
+        self,
+        variables,
+        records: list[dict] | None = None,
+        workdir=None,
+        *,
+        anchors_from: "Evaluation | None" = None,
+    ) -> None:
         """Starts a session: sets the network `previous` stands for until the next evaluation,
         each ladder's level from the run's metrics records so far (a resumed run goes on
         where the ladder stood), and the Elo anchors' ratings (calibrated in `workdir` the
-        first time, see `ratings.anchors`)."""
+        first time, see `ratings.anchors`; or those of `anchors_from`, begun already, so that
+        a population's members are rated on one scale without calibrating K times)."""
         self._previous = variables
         for spec in self._ladders:
             self._ladders[spec] = ladder_level(spec, records or [])
         self._anchors = None
+        if anchors_from is not None:
+            self._anchors = anchors_from._anchors
+            return
         specs = anchors.anchor_specs([*self._matches, *self._engines])
         if self._elo is None or not specs:
             return

@@ -6,8 +6,8 @@ protocols, cli) call these functions. A config is split in two here:
 
 - a `Pipeline`: the static pieces that fix shapes and compiled code (game, network, search
   with its number of simulations, batch sizes, the optimizer's kind and schedule shape);
-- `Hyperparams`: the tunable scalars (learning rate, weight decay, search noise and PUCT
-  constants), passed to the step functions as [] float32 arrays, so changing one does not
+- `Hyperparams`: the tunable scalars (learning rate, weight decay, value-loss weight, search
+  noise and PUCT constants, temperature moves), passed to the step functions as [] float32 arrays, so changing one does not
   recompile and a population can `vmap` over them.
 """
 
@@ -118,11 +118,14 @@ def make_optimizer(config: ml_collections.ConfigDict) -> Optimizer:
 
 @struct.dataclass
 class Hyperparams:
-    """The tunable scalars of a run, [] float32 each (or [K] for a population of K)."""
+    """The tunable scalars of a run, [] float32 each but `temperature_moves` (or [K] for a
+    population of K). `config.TUNABLE_KEYS` names their config keys."""
 
     search: SearchParams  # self-play search noise and PUCT constants
     learning_rate: Array  # base learning rate, times the schedule's shape
     weight_decay: Array  # L2 coefficient c
+    value_loss_weight: Array  # weight of the value loss
+    temperature_moves: Array  # [] int32: self-play samples its moves for this many plies
 
 
 def make_hyperparams(config: ml_collections.ConfigDict) -> Hyperparams:
@@ -132,6 +135,8 @@ def make_hyperparams(config: ml_collections.ConfigDict) -> Hyperparams:
         search=search,
         learning_rate=np.float32(config.learner.learning_rate),
         weight_decay=np.float32(config.learner.weight_decay),
+        value_loss_weight=np.float32(config.learner.value_loss_weight),
+        temperature_moves=np.int32(config.selfplay.temperature_moves),
     )
 
 
@@ -158,7 +163,6 @@ class Pipeline:
     optimizer: Optimizer
     selfplay_batch_size: int  # games in lockstep
     num_steps: int  # plies per iteration in every game
-    temperature_moves: int  # plies sampled from the search policy, then argmax
     sample_search_action: bool  # Gumbel: play the search's own (noisy) action
     replay_capacity: int
     replay_min_size: int  # no update before the buffer holds this many positions
@@ -210,7 +214,6 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
         optimizer=make_optimizer(config),
         selfplay_batch_size=config.selfplay.batch_size,
         num_steps=config.selfplay.num_steps,
-        temperature_moves=config.selfplay.temperature_moves,
         sample_search_action=config.search.algorithm == "gumbel",
         replay_capacity=config.replay.capacity,
         replay_min_size=config.replay.min_size,

@@ -85,6 +85,8 @@ def base_config() -> ml_collections.ConfigDict:
     config.learner.boundaries = (0,)  # piecewise: multiply by decay_factor at these updates
     config.learner.decay_factor = 0.1
     config.learner.weight_decay = 1e-4
+    # loss = value_loss_weight * (z - v)^2 + CE(pi, p) + weight_decay * ||theta||^2
+    config.learner.value_loss_weight = 1.0
     config.learner.max_grad_norm = 0.0
 
     config.train = ml_collections.ConfigDict()
@@ -283,12 +285,16 @@ GATING_KEYS = (
 )
 # Keys added after runs were saved: a config.json without them gets their defaults, which
 # compute what those runs computed.
-ADDED_KEYS = (*GATING_KEYS, "eval.elo", "eval.elo_anchor", "eval.elo_ratings", "network.dtype")
+ADDED_KEYS = (*GATING_KEYS, "eval.elo", "eval.elo_anchor", "eval.elo_ratings", "network.dtype",
+    "learner.value_loss_weight",
+)
 # Keys whose values reach the step functions as arguments (`build.Hyperparams`), not as
 # compiled constants; with `name` and `seed` they do not change the compiled functions.
 TUNABLE_KEYS = (
     "learner.learning_rate",
     "learner.weight_decay",
+    "learner.value_loss_weight",
+    "selfplay.temperature_moves",
     "search.dirichlet_alpha",
     "search.dirichlet_fraction",
     "search.pb_c_init",

@@ -1,6 +1,6 @@
 """The AlphaZero loss and a jittable update step.
 
-loss = mean (z - v)^2  +  mean CE(pi, p)  +  c * ||theta||^2
+loss = w * mean (z - v)^2  +  mean CE(pi, p)  +  c * ||theta||^2  (w: value_loss_weight, 1)
 """
 
 from typing import Any, NamedTuple
@@ -92,14 +92,20 @@ class Optimizer(NamedTuple):
         )
 
 
-def loss_terms(network: Network, variables: Variables, batch: Batch, weight_decay: float):
+def loss_terms(
+    network: Network,
+    variables: Variables,
+    batch: Batch,
+    weight_decay: float | Array,
+    value_loss_weight: float | Array = 1.0,
+):
     """Returns (total loss, (new batch statistics, metrics)) for one minibatch."""
     logits, value, batch_stats = network.apply(variables, batch.obs, True)
     value_loss = jnp.mean(jnp.square(batch.value - value))
     log_policy = jax.nn.log_softmax(logits)
     policy_loss = jnp.mean(optax.safe_softmax_cross_entropy(logits, batch.policy))
     l2 = sum(jnp.sum(jnp.square(p)) for p in jax.tree.leaves(variables.params))
-    total = value_loss + policy_loss + weight_decay * l2
+    total = value_loss_weight * value_loss + policy_loss + weight_decay * l2
     policy = jnp.exp(log_policy)
     metrics = {
         "loss": total,
@@ -128,6 +134,7 @@ def update(
     *,
     learning_rate: float | Array,
     weight_decay: float | Array,
+    value_loss_weight: float | Array = 1.0,
 ) -> tuple[TrainState, dict]:
     """One gradient step on a minibatch.
 
@@ -138,6 +145,7 @@ def update(
       batch: the minibatch (obs [B, H, W, C], policy [B, A], value [B]).
       learning_rate: base learning rate (a float or a traced scalar), times the schedule.
       weight_decay: the L2 coefficient c (a float or a traced scalar).
+      value_loss_weight: the value loss's weight w (a float or a traced scalar).
 
     Returns:
       The new state and the minibatch's metrics (losses, entropies, gradient norm).
@@ -145,7 +153,11 @@ def update(
 
     def loss_fn(params):
         return loss_terms(
-            network, Variables(params, state.variables.batch_stats), batch, weight_decay
+            network,
+            Variables(params, state.variables.batch_stats),
+            batch,
+            weight_decay,
+            value_loss_weight,
         )
 
     transform = optimizer.transform(learning_rate)

@@ -70,6 +70,7 @@ _NUMBERS = {
     "learner.decay_steps": (int, 1, None, False),
     "learner.decay_factor": (float, 0.0, None, False),
     "learner.weight_decay": (float, 0.0, None, False),
+    "learner.value_loss_weight": (float, 0.0, None, False),
     "learner.max_grad_norm": (float, 0.0, None, False),
     "train.num_iterations": (int, 0, None, False),
     "train.max_minutes": (float, 0.0, None, False),

@@ -78,7 +78,7 @@ def play_step(
         state.buffer,
         selfplay_key,
         num_steps=pipeline.num_steps,
-        temperature_moves=pipeline.temperature_moves,
+        temperature_moves=hyper.temperature_moves,
         sample_search_action=pipeline.sample_search_action,
         write=replay_writer(pipeline),
     )
@@ -172,6 +172,7 @@ def learn_step(
             batch,
             learning_rate=hyper.learning_rate,
             weight_decay=hyper.weight_decay,
+            value_loss_weight=hyper.value_loss_weight,
         )
         train_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new_state, train_state)
         all_metrics.append(metrics)

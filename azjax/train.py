@@ -157,14 +157,16 @@ def iterate(run: CompiledRun, state: TrainerState, hyper: Hyperparams, selfplay_
             return None, None
         state, chunk_metrics = run.learn(state, keys, hyper)
         learn_metrics.append(chunk_metrics)
-    metrics.update(jax.tree.map(lambda *v: jnp.mean(jnp.stack(v)), *learn_metrics))
+    metrics.update(jax.tree.map(lambda *v: jnp.mean(jnp.stack(v), axis=0), *learn_metrics))
     metrics.update(
         learning_rate=learn_metrics[-1]["learning_rate"], updates=learn_metrics[-1]["updates"]
     )
     return state, metrics
 
 
-def _record(config, state: TrainerState, metrics: dict, seconds: float, elapsed: float) -> dict:
+def iteration_record(config, state, metrics: dict, seconds: float, elapsed: float) -> dict:
+    """The `metrics.jsonl` record of an iteration (before evaluation): `metrics` with the
+    counters of `state` (its `iteration`, `num_games`, `num_positions`) and the times."""
     positions = config.selfplay.batch_size * config.selfplay.num_steps
     record = {"iteration": int(state.iteration), **{k: float(v) for k, v in metrics.items()}}
     record.update(
@@ -235,7 +237,7 @@ def train(
         hyper = build.make_hyperparams(config)
         evaluate = None
         if config.eval.every > 0 and primary:  # process 0 evaluates for all of them
-            evaluate = _evaluation(config, run.pipeline)
+            evaluate = evaluation_for(config, run.pipeline)
         gate = None
         if config.train.gating:
             variables_sharding = run.shardings.train_state.variables
@@ -300,7 +302,7 @@ def _check_cloud_workdir(config, workdir) -> None:
         )
 
 
-def _evaluation(config, pipeline: Pipeline):
+def evaluation_for(config, pipeline: Pipeline):
     """The run's evaluation, shared between runs of this process with the same settings."""
     key = ("eval", config_lib.pipeline_key(config), config_lib.evaluation_key(config))
     # A `workdir:` opponent is read from disk: its checkpoint may have changed since.
@@ -423,7 +425,7 @@ def _loop(
             elapsed = clock()
             state = next_state.replace(elapsed=put_elapsed(elapsed))
             iteration = int(state.iteration)
-            record = _record(config, state, metrics, seconds, elapsed)
+            record = iteration_record(config, state, metrics, seconds, elapsed)
             if gate is not None:  # the gating match, when due, before evaluating
                 record.update(gate(state.train_state.variables, iteration))
                 elapsed = clock()

@@ -206,16 +206,16 @@ def measure_selfplay(setup: Setup, *, settings: Settings, key: PRNGKey, log: Cal
     pipeline = setup.pipeline
     batch_size, num_steps = pipeline.selfplay_batch_size, pipeline.num_steps
 
-    def play(variables, state: selfplay.SelfPlayState, buffer, key: PRNGKey, search_params):
+    def play(variables, state: selfplay.SelfPlayState, buffer, key: PRNGKey, hyper):
         return selfplay.run(
             pipeline.game,
-            functools.partial(pipeline.search, params=search_params),
+            functools.partial(pipeline.search, params=hyper.search),
             variables,
             state,
             buffer,
             key,
             num_steps=num_steps,
-            temperature_moves=pipeline.temperature_moves,
+            temperature_moves=hyper.temperature_moves,
             sample_search_action=pipeline.sample_search_action,
         )
 
@@ -235,7 +235,7 @@ def measure_selfplay(setup: Setup, *, settings: Settings, key: PRNGKey, log: Cal
         state,
         buffer,
         run_key,
-        setup.hyper.search,
+        setup.hyper,
         settings=settings,
     )
     return Row(name, batch_size, batch_size * num_steps / seconds)
