@@ -190,6 +190,13 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--devices", type=_count(1, 4096), default=8, help="--memory: devices (default 8)"
     )
+    bench.add_argument(
+        "--population",
+        default=None,
+        metavar="SIZES",
+        help="cost of populations of these sizes (1,2,4,8) of --config, per member-iteration",
+    )
+    bench.add_argument("--iterations", type=_count(1), default=3, help="--population: timed")
 
     plot = commands.add_parser("plot", help="plot a run's learning curve from metrics.jsonl")
     plot.add_argument("--workdir", required=True, help="a run directory or a metrics.jsonl file")
@@ -495,13 +502,18 @@ def _main(argv: list[str]) -> int:
         if args.command is None:
             _parser().print_help()
             return 2
-        memory = args.command == "bench" and args.memory
+        memory = args.command == "bench" and (args.memory or args.population is not None)
         if overrides and args.command != "train" and not memory:
             raise UserError(
-                "--config.KEY=VALUE overrides apply to `azjax train` and `azjax bench --memory`"
+                "--config.KEY=VALUE overrides apply to `azjax train`, `azjax sweep` and "
+                "`azjax bench --memory` or `--population`"
             )
         if args.command == "train":
             return _train(args, overrides)
+        if memory and args.population is not None:
+            from azjax.bench import population  # noqa: PLC0415
+
+            return population.main(args, overrides)
         if memory:
             from azjax.bench import memory_report  # noqa: PLC0415
 
