@@ -11,6 +11,8 @@
     azjax bench --memory --config experiments/go_19x19.py --devices 8
     azjax plot --workdir runs/c4
     azjax tournament --dir tournaments/c4 --players runs/c4@every:50 random mcts:400
+    azjax sweep --config experiments/connect_four.py --space sweeps/connect_four.py \
+        --workdir runs/sweep_c4 --trials 16          # hyperparameter search (Optuna)
 
 User mistakes (unknown game or key, bad value, missing or corrupt checkpoint, illegal move)
 print one line to stderr and exit with status 2.
@@ -254,6 +256,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     tournament.add_argument("--seed", type=_count(0), default=0)
 
+    from azjax.sweeps.command import add_parser as add_sweep  # noqa: PLC0415
+
+    add_sweep(commands, _count)
     commands.add_parser("games", help="list the registered games")
     return parser
 
@@ -484,8 +489,11 @@ def main(argv: list[str] | None = None) -> int:
     from azjax import interrupt  # noqa: PLC0415  (standard library only: before jax loads)
 
     argv = sys.argv[1:] if argv is None else argv
-    # `train` defers Ctrl-C and SIGTERM from the start, imports included, to the loop's checks.
-    deferred = interrupt.deferred() if argv[:1] == ["train"] else contextlib.nullcontext()
+    # `train` and `sweep` defer Ctrl-C and SIGTERM from the start, imports included, to the
+    # loop's checks.
+    deferred = (
+        interrupt.deferred() if argv[:1] in (["train"], ["sweep"]) else contextlib.nullcontext()
+    )
     try:
         with deferred:
             return _main(argv)
@@ -503,13 +511,17 @@ def _main(argv: list[str]) -> int:
             _parser().print_help()
             return 2
         memory = args.command == "bench" and (args.memory or args.population is not None)
-        if overrides and args.command != "train" and not memory:
+        if overrides and args.command not in ("train", "sweep") and not memory:
             raise UserError(
                 "--config.KEY=VALUE overrides apply to `azjax train`, `azjax sweep` and "
                 "`azjax bench --memory` or `--population`"
             )
         if args.command == "train":
             return _train(args, overrides)
+        if args.command == "sweep":
+            from azjax.sweeps import command  # noqa: PLC0415
+
+            return command.main(args, overrides)
         if memory and args.population is not None:
             from azjax.bench import population  # noqa: PLC0415
 

@@ -1,0 +1,50 @@
+"""Hyperparameter sweeps: many runs of one experiment, searched by Optuna.
+
+    azjax sweep --config experiments/connect_four.py --space sweeps/connect_four.py \\
+        --workdir runs/sweep_c4 --trials 16
+    azjax sweep --workdir runs/sweep_c4 --report
+
+From Python (a notebook)::
+
+    from azjax import sweeps
+
+    space = sweeps.load_space("sweeps/tic_tac_toe.py")   # or sweeps.Space(params={...})
+    sweeps.run_sweep(config, space, "runs/sweep_ttt", trials=8)
+    sweeps.trials_table("runs/sweep_ttt")                  # pandas, best first
+    sweeps.write_report("runs/sweep_ttt")                  # PNGs in runs/sweep_ttt/report/
+
+Modules: `space` (the search space file and its checks), `storage` (the study's storage and
+the sweep directory's files), `liveness` (heartbeats; abandoned trials claimed and re-queued),
+`worker` (`run_sweep`: ask, train, tell), `report` (table and plots), `command` (the CLI).
+"""
+
+import importlib
+
+# public name -> module; imported on first use, so that the command line's parser (which
+# imports `azjax.sweeps.command`) loads neither Optuna nor jax.
+_EXPORTS = {
+    "Choice": "azjax.sweeps.space",
+    "Int": "azjax.sweeps.space",
+    "LogUniform": "azjax.sweeps.space",
+    "Space": "azjax.sweeps.space",
+    "Uniform": "azjax.sweeps.space",
+    "load_space": "azjax.sweeps.space",
+    "load_study": "azjax.sweeps.report",
+    "trials_table": "azjax.sweeps.report",
+    "write_report": "azjax.sweeps.report",
+    "run_sweep": "azjax.sweeps.worker",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'azjax.sweeps' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

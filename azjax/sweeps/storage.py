@@ -1,0 +1,165 @@
+"""Where a sweep's study lives, and the files that make a sweep directory.
+
+A sweep directory holds `sweep.json` (the study's name and storage, the space and the base
+config), `space.py` (a copy of the space file), `study.journal` (the embedded Optuna journal
+storage, unless `--storage` names a database), `sweep.lock` (serialises claims of abandoned
+trials and the rating of the Elo anchors), `anchor_ratings.csv`, `trial_NNNN/` (one run
+directory per trial), `tensorboard/` (the HParams view) and `report/`.
+"""
+
+import contextlib
+import fcntl
+import json
+import os
+import random
+import time
+from pathlib import Path
+
+import ml_collections
+import optuna
+
+from azjax import config as config_lib
+from azjax.schema import flatten
+from azjax.types import UserError
+
+SWEEP_FILE = "sweep.json"
+SPACE_FILE = "space.py"
+JOURNAL_FILE = "study.journal"
+LOCK_FILE = "sweep.lock"
+STUDY_ATTR = "azjax_sweep"  # the study's user attr holding the space and the base config
+CONNECT_TIMEOUT_S = 10
+_CREATE_ATTEMPTS = 5
+
+
+def journal_path(workdir: Path) -> Path:
+    return Path(workdir) / JOURNAL_FILE
+
+
+def open_storage(workdir: Path, url: str | None) -> optuna.storages.BaseStorage:
+    """The study's storage: a journal file in `workdir` (several processes of one machine or
+    a shared file system), or the database at `url` (postgresql://, mysql://, sqlite://) that
+    workers on many hosts share.
+
+    Raises:
+      UserError: the database cannot be reached within 10 seconds (one line, password hidden).
+    """
+    if url is None:
+        from optuna.storages.journal import JournalFileBackend  # noqa: PLC0415
+
+        return optuna.storages.JournalStorage(JournalFileBackend(str(journal_path(workdir))))
+    engine_kwargs = {"pool_pre_ping": True}  # a connection idle through a trial may be gone
+    if url.startswith(("postgresql", "mysql")):
+        engine_kwargs["connect_args"] = {"connect_timeout": CONNECT_TIMEOUT_S}
+    for attempt in range(_CREATE_ATTEMPTS):
+        try:
+            return optuna.storages.RDBStorage(_with_driver(url), engine_kwargs=engine_kwargs)
+        except Exception as error:  # OperationalError, ArgumentError, a missing driver, ...
+            # Workers starting together on a new database race to create Optuna's tables;
+            # the losers' CREATE fails on a duplicate, and the tables exist when they retry.
+            racing = type(error).__name__ in ("IntegrityError", "ProgrammingError")
+            if racing and attempt + 1 < _CREATE_ATTEMPTS:
+                time.sleep(1.0 + random.random())
+                continue
+            message = " ".join(str(error).split("\n")[0].split())[:200]
+            raise UserError(
+                f"cannot open the study storage {hide_password(url)}: {message}"
+            ) from None
+
+
+def _with_driver(url: str) -> str:
+    """`postgresql://` through psycopg2 (the `postgres` extra) where psycopg 3, SQLAlchemy
+    2.1's default driver, is not installed."""
+    import importlib.util  # noqa: PLC0415
+
+    scheme, separator, rest = url.partition("://")
+    if scheme == "postgresql" and separator and importlib.util.find_spec("psycopg") is None:
+        if importlib.util.find_spec("psycopg2") is not None:
+            return f"postgresql+psycopg2://{rest}"
+    return url
+
+
+def hide_password(url: str) -> str:
+    """`url` with its password (if any) replaced by ***."""
+    try:
+        import sqlalchemy  # noqa: PLC0415
+
+        return sqlalchemy.engine.make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return url.split("@")[-1]
+
+
+def default_study_name(workdir: Path) -> str:
+    """The study of a sweep directory unless named: the directory's name."""
+    return Path(workdir).resolve().name
+
+
+@contextlib.contextmanager
+def locked(workdir: Path):
+    """Holds the sweep directory's lock file (an flock: a killed holder releases it)."""
+    path = Path(workdir) / LOCK_FILE
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def identity(space_description: dict, config: ml_collections.ConfigDict) -> dict:
+    """What a sweep is: its space and base config, as JSON-able data."""
+    return {"space": space_description, "config": json.loads(config_lib.to_json(config))}
+
+
+def check_identity(saved: dict, given: dict, where: str) -> None:
+    """Refuses to go on with a sweep whose space or config differs from `saved`.
+
+    Raises:
+      UserError: one line naming the first difference.
+    """
+    for part, name in (("space", "space"), ("config", "config")):
+        old, new = flatten(saved.get(part, {})), flatten(given[part])
+        differences = [
+            f"{key}: {old.get(key)!r} -> {new.get(key)!r}"
+            for key in sorted(set(old) | set(new))
+            if old.get(key) != new.get(key)
+        ]
+        if differences:
+            more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
+            raise UserError(
+                f"{where} was started with another {name}: {differences[0]}{more}; use "
+                "another --workdir (or --study) for a new sweep"
+            )
+
+
+def read_sweep_file(workdir: Path) -> dict | None:
+    path = Path(workdir) / SWEEP_FILE
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise UserError(f"{path} is corrupt: {error}") from None
+
+
+def write_sweep_file(workdir: Path, data: dict) -> None:
+    path = Path(workdir) / SWEEP_FILE
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def stored_url(workdir: Path, url: str | None) -> str | None:
+    """The storage of the sweep in `workdir`: `url` if given, else the one sweep.json names.
+
+    Raises:
+      UserError: no sweep there, or its URL had a password (not stored: pass --storage).
+    """
+    saved = read_sweep_file(workdir)
+    if saved is None:
+        raise UserError(f"no sweep in {workdir} (no {SWEEP_FILE}); start one with --space")
+    if url is not None:
+        return url
+    url = saved.get("storage")
+    if url is not None and "***" in url:
+        raise UserError(f"the sweep in {workdir} uses {url}: pass --storage with the password")
+    return url

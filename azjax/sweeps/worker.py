@@ -1,0 +1,556 @@
+"""A sweep's worker: asks Optuna for trials, trains each as an ordinary run, tells the result.
+
+`run_sweep` is what `azjax sweep` runs, on one or many hosts at once: Optuna's ask-and-tell
+interface, with azjax's own loop around it. Each trial trains in `WORKDIR/trial_NNNN` (its
+config is the base config with the trial's parameters set and `name` ending in
+`trial_NNNN`), so `azjax evaluate`, `plot` and `load_agent` work on it. Its intermediate
+objective values go to Optuna (`trial.report`), whose pruner may stop it; its final value is
+the objective's last value in the trial's `metrics.jsonl`.
+
+The study holds `--trials N` trial directories in all, whichever workers fill them. Nothing is
+lost and nothing runs twice: see `liveness` for workers that die, and `_Worker._ask` for two
+workers asking at the same moment. With `population=K` the worker asks K trials at a time and
+trains those with one pipeline (`config.pipeline_key`) as one population
+(`population.train_population`), optionally with population-based training.
+"""
+
+import contextlib
+import dataclasses
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import ml_collections
+import optuna
+from optuna.exceptions import UpdateFinishedTrialError
+from optuna.trial import TrialState
+
+from azjax import config as config_lib
+from azjax import interrupt
+from azjax.sweeps import liveness
+from azjax.sweeps import space as space_lib
+from azjax.sweeps import storage as storage_lib
+from azjax.types import UserError
+
+ANCHOR_ATTR = "azjax_anchor_ratings"
+ANCHOR_FILE = "anchor_ratings.csv"
+
+
+@dataclasses.dataclass
+class _Trial:
+    """A trial this worker runs."""
+
+    trial: optuna.Trial
+    root: int  # its directory's trial number (the first of a retry chain)
+    params: dict
+    config: ml_collections.ConfigDict
+    directory: Path
+    pruned: bool = False
+    lost: bool = False  # claimed by another worker while this one was frozen
+    finished: bool = False
+
+
+def trial_directory(workdir: Path, root: int) -> Path:
+    return Path(workdir) / f"trial_{root:04d}"
+
+
+def run_sweep(
+    config: ml_collections.ConfigDict,
+    space: space_lib.Space,
+    workdir: str | Path,
+    *,
+    trials: int,
+    storage: str | None = None,
+    study_name: str | None = None,
+    population: int = 1,
+    pbt_every: int | None = None,
+    heartbeat: float = 30.0,
+    grace: float | None = None,
+    progress: str = "bar",
+    quiet: bool = False,
+    space_text: str | None = None,
+) -> optuna.Study:
+    """Runs trials of the study in `workdir` until it holds `trials` finished trials.
+
+    Several processes (on one host with the journal file, on many with a database `storage`)
+    may run this at once on one study; each asks for the next trial when it is free. Ctrl-C
+    or SIGTERM saves the trial in training, puts it back in the queue and raises
+    KeyboardInterrupt; running it again resumes.
+
+    Args:
+      config: the base experiment (`config.load_config` plus overrides).
+      space: what to search (`space.load_space`).
+      workdir: the sweep directory (trial_NNNN/ run directories, sweep.json, the journal).
+      trials: how many trials (directories) the study should hold in all, across workers.
+      storage: a database URL (postgresql://user@host/db) shared by workers on many hosts;
+        None: the journal file `WORKDIR/study.journal`.
+      study_name: the study's name (default: the workdir's name).
+      population: train up to this many trials at a time as one population.
+      pbt_every: population-based training every this many iterations (population >= 4).
+      heartbeat: seconds between the liveness marks of a running trial.
+      grace: seconds without a mark after which a running trial counts as abandoned
+        (default: 3 heartbeats).
+      progress: train's progress display: "bar", "lines" or "none".
+      quiet: no messages (tests).
+      space_text: the space file's text, copied to WORKDIR/space.py at the first start.
+
+    Returns:
+      The Optuna study.
+
+    Raises:
+      UserError: bad input (space, objective, storage, arguments, another sweep's workdir),
+        before any trial starts.
+      KeyboardInterrupt: after a signal, the trial in training saved and re-queued.
+    """
+    if trials < 1 or population < 1 or heartbeat <= 0 or (grace is not None and grace <= 0):
+        raise UserError("sweep: --trials and --population must be >= 1, --heartbeat > 0")
+    if pbt_every is not None and population < 4:
+        raise UserError("sweep: --pbt needs --population of at least 4")
+    log = (lambda *_: None) if quiet else (lambda *a: print(*a, flush=True))
+    workdir = Path(workdir)
+    space = space_lib.check(space, config)
+    pbt = None
+    if pbt_every is not None:
+        from azjax import pbt as pbt_lib  # noqa: PLC0415
+
+        pbt = pbt_lib.PBT(every=pbt_every, objective=space.objective, direction=space.direction)
+        pbt = pbt.check([config, config])
+    if space.sampler == "grid":
+        size = math.prod(len(values) for values in space.grid().values())
+        if trials > size:
+            log(f"the grid has {size} points: {size} trials, not {trials}")
+            trials = size
+    workdir.mkdir(parents=True, exist_ok=True)
+    study, store = _open_study(config, space, workdir, storage, study_name, space_text)
+    ratings = _shared_anchor_ratings(config, space, workdir, study, quiet=quiet)
+    if ratings is not None:
+        config = ml_collections.ConfigDict(config.to_dict())
+        config.eval.elo_ratings = str(ratings)
+    worker = _Worker(
+        study,
+        store,
+        space,
+        config,
+        workdir,
+        trials=trials,
+        pbt=pbt,
+        population=population,
+        heartbeat=heartbeat,
+        grace=3 * heartbeat if grace is None else grace,
+        progress=progress,
+        quiet=quiet,
+        log=log,
+    )
+    with _quiet_optuna(), interrupt.deferred(), liveness.Heartbeat(store, heartbeat) as beat:
+        worker.run(beat)
+    return study
+
+
+def _sampler(space: space_lib.Space) -> optuna.samplers.BaseSampler:
+    if space.sampler == "grid":
+        return optuna.samplers.GridSampler(space.grid())
+    if space.sampler == "random":
+        return optuna.samplers.RandomSampler()
+    # constant_liar: trials running elsewhere count as bad, so parallel workers spread out.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.samplers.TPESampler(constant_liar=True)
+
+
+def _pruner(space: space_lib.Space, config) -> optuna.pruners.BasePruner:
+    if space.pruner is None:
+        return optuna.pruners.NopPruner()
+    if space.pruner == "median":
+        return optuna.pruners.MedianPruner()
+    if space.pruner == "hyperband":
+        return optuna.pruners.HyperbandPruner(
+            min_resource=max(1, config.eval.every), max_resource=config.train.num_iterations
+        )
+    return space.pruner
+
+
+def _open_study(config, space, workdir: Path, url, study_name, space_text):
+    """Creates or loads the study, refusing one started with another space or config."""
+    store = storage_lib.open_storage(workdir, url)
+    name = study_name or storage_lib.default_study_name(workdir)
+    given = storage_lib.identity(space.describe(), config)
+    with storage_lib.locked(workdir):
+        saved = storage_lib.read_sweep_file(workdir)
+        if saved is not None:
+            storage_lib.check_identity(saved, given, str(workdir))
+            stored_url = None if url is None else storage_lib.hide_password(url)
+            if saved.get("study") != name or saved.get("storage") != stored_url:
+                raise UserError(
+                    f"{workdir} holds the study {saved.get('study')!r} in "
+                    f"{saved.get('storage') or 'its journal file'}; use another --workdir for "
+                    f"{name!r} in {stored_url or 'the journal file'}"
+                )
+        with _quiet_optuna():
+            study = optuna.create_study(
+                storage=store,
+                study_name=name,
+                direction=space.direction,
+                sampler=_sampler(space),
+                pruner=_pruner(space, config),
+                load_if_exists=True,
+            )
+        recorded = study.user_attrs.get(storage_lib.STUDY_ATTR)
+        if recorded is None:
+            study.set_user_attr(storage_lib.STUDY_ATTR, given)
+        else:
+            storage_lib.check_identity(recorded, given, f"study {name!r}")
+        if saved is None:
+            storage_lib.write_sweep_file(
+                workdir,
+                {
+                    "study": name,
+                    "storage": None if url is None else storage_lib.hide_password(url),
+                    "objective": space.objective,
+                    "direction": space.direction,
+                    **given,
+                },
+            )
+            if space_text is not None:
+                (workdir / storage_lib.SPACE_FILE).write_text(space_text, encoding="utf-8")
+    return study, store
+
+
+@contextlib.contextmanager
+def _quiet_optuna():
+    """Optuna's INFO lines ("A new study created ...", one per trial) off while inside."""
+    level = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        yield
+    finally:
+        optuna.logging.set_verbosity(level)
+
+
+def _shared_anchor_ratings(config, space, workdir: Path, study, *, quiet: bool) -> Path | None:
+    """The Elo anchors rated once for the whole sweep (so every trial's `eval/elo` is on one
+    scale, and no trial plays the calibration games again): a ratings file for the trials'
+    `eval.elo_ratings`, or None where the trials rate no anchors or the space varies them."""
+    from azjax.ratings import anchors  # noqa: PLC0415
+
+    if config.eval.every <= 0 or not config.eval.elo or config.eval.elo_ratings:
+        return None
+    if any(k.startswith(("eval.", "game_kwargs.")) or k == "game" for k in space.params):
+        return None  # the trials' anchors or their games differ
+    specs = anchors.anchor_specs(config.eval.opponents)
+    if len(specs) < 2:
+        return None
+    anchor = config.eval.elo_anchor or anchors.default_anchor(specs)
+    if anchor not in specs:
+        raise UserError(f"eval.elo_anchor {anchor!r} is not a fixed opponent ({specs})")
+    path = workdir / ANCHOR_FILE
+    with storage_lib.locked(workdir):
+        ratings = study.user_attrs.get(ANCHOR_ATTR)
+        if ratings is None:  # the first worker of the study rates them
+            ratings = anchors.calibrate(
+                workdir,
+                config.game,
+                dict(config.game_kwargs),
+                specs,
+                anchor=anchor,
+                games_per_pair=config.eval.num_games,
+                seed=config.seed,
+                quiet=quiet,
+            )
+            study.set_user_attr(ANCHOR_ATTR, ratings)
+            ratings = study.user_attrs[ANCHOR_ATTR]
+        lines = ["player,elo", *(f"{spec},{elo!r}" for spec, elo in ratings.items())]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+class _Worker:
+    """The loop of one worker process."""
+
+    def __init__(self, study, store, space, config, workdir, *, trials, pbt, population,
+                 heartbeat, grace, progress, quiet, log):  # fmt: skip
+        self.study, self.store, self.space, self.config = study, store, space, config
+        self.workdir, self.trials, self.pbt, self.population = workdir, trials, pbt, population
+        self.heartbeat, self.grace, self.progress, self.quiet = heartbeat, grace, progress, quiet
+        self.log, self.objective = log, space.objective
+        self.distributions = space.distributions()
+        self.beat: liveness.Heartbeat | None = None
+        self._hparams = None
+
+    def run(self, beat: liveness.Heartbeat) -> None:
+        self.beat = beat
+        waiting_logged = False
+        try:
+            while True:
+                self._check_interrupt()
+                self._adopt_abandoned()
+                batch = self._ask(self.population)
+                if batch:
+                    self._train(batch)
+                    waiting_logged = False
+                    continue
+                running = self._trials(TrialState.RUNNING)
+                if not running:
+                    break
+                if not waiting_logged:
+                    numbers = ", ".join(str(liveness.root_number(t)) for t in running)
+                    self.log(f"waiting for trials {numbers} running in other workers")
+                    waiting_logged = True
+                self._sleep(self.heartbeat)
+        finally:
+            if self._hparams is not None:
+                self._hparams.close()
+        self.log(summary(self.study, self.objective))
+
+    def _check_interrupt(self) -> None:
+        if interrupt.requested():
+            raise KeyboardInterrupt
+
+    def _sleep(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self._check_interrupt()
+            time.sleep(min(0.25, max(0.0, deadline - time.monotonic())))
+
+    def _trials(self, *states: TrialState) -> list:
+        """The study's trials in `states` (every state if none), surplus ones left out."""
+        trials = self.study.get_trials(deepcopy=False, states=states or None)
+        return [t for t in trials if not t.user_attrs.get(liveness.SURPLUS)]
+
+    def _roots(self) -> list:
+        """The trials that own a directory (first attempts, surplus ones left out)."""
+        return [t for t in self._trials() if not liveness.is_retry(t)]
+
+    def _adopt_abandoned(self) -> None:
+        for trial in self._trials(TrialState.RUNNING):
+            reason = liveness.abandoned(trial, grace=self.grace)
+            if reason is None:
+                continue
+            claimed = liveness.claim(
+                self.store, trial, grace=self.grace, lock=storage_lib.locked(self.workdir)
+            )
+            if claimed is not None:
+                liveness.requeue(self.study, claimed)
+                self.log(
+                    f"trial {liveness.root_number(claimed)} was abandoned ({reason}); "
+                    "queued to resume from its checkpoint"
+                )
+
+    def _ask(self, count: int) -> list[_Trial]:
+        """Up to `count` trials: re-queued ones first, new ones while the study has fewer
+        than `trials` directories."""
+        batch = []
+        while len(batch) < count and not interrupt.requested():
+            waiting = self._trials(TrialState.WAITING)
+            if not waiting and len(self._roots()) >= self.trials:
+                break
+            trial = self.study.ask(self.distributions)
+            frozen = self.store.get_trial(trial._trial_id)
+            if not liveness.is_retry(frozen):
+                # Two workers asking at once may both create a trial: the later ones beyond
+                # N (by number) are surplus, told FAIL and left out of every count.
+                earlier = sum(t.number < frozen.number for t in self._roots())
+                if earlier >= self.trials:
+                    trial.set_user_attr(liveness.SURPLUS, True)
+                    self.study.tell(trial, state=TrialState.FAIL)
+                    break
+            started = self._start(trial, frozen)
+            if started is not None:
+                batch.append(started)
+        return batch
+
+    def _start(self, trial: optuna.Trial, frozen) -> _Trial | None:
+        """The trial's config and directory, or None when the config refuses its values."""
+        self.beat.start(trial._trial_id)
+        root = liveness.root_number(frozen)
+        directory = trial_directory(self.workdir, root)
+        params = dict(frozen.params)
+        try:
+            config = space_lib.apply(self.config, params)
+            config.name = f"{self.config.name}_{directory.name}"
+        except UserError as error:
+            self._fail(trial, f"{error}")
+            self.log(f"trial {root}: {error}")
+            return None
+        shown = ", ".join(f"{k}={_format(v)}" for k, v in params.items())
+        again = " (resuming)" if liveness.is_retry(frozen) else ""
+        self.log(f"trial {root}{again}: {shown} in {directory}")
+        return _Trial(trial, root, params, config, directory)
+
+    def _train(self, batch: list[_Trial]) -> None:
+        groups: dict[str, list[_Trial]] = {}
+        for item in batch:
+            groups.setdefault(config_lib.pipeline_key(item.config), []).append(item)
+        try:
+            for group in groups.values():
+                self._check_interrupt()
+                self._train_group(group)
+        except KeyboardInterrupt:
+            for item in batch:
+                if not item.finished:
+                    self._requeue_own(item)
+            raise
+
+    def _train_group(self, group: list[_Trial]) -> None:
+        live = []
+        for item in group:
+            if self._replay(item):
+                live.append(item)
+            else:
+                self._finish(item)
+        if not live:
+            return
+        try:
+            if len(live) == 1:
+                from azjax import train  # noqa: PLC0415
+
+                item = live[0]
+                train.train(
+                    item.config,
+                    item.directory,
+                    quiet=self.quiet,
+                    progress=self.progress,
+                    callback=lambda record: self._observe(item, record),
+                )
+            else:
+                from azjax import population  # noqa: PLC0415
+
+                population.train_population(
+                    [item.config for item in live],
+                    [item.directory for item in live],
+                    quiet=self.quiet,
+                    progress=self.progress,
+                    callback=lambda member, record: self._observe(live[member], record),
+                    pbt=self.pbt,
+                )
+        except KeyboardInterrupt:
+            raise
+        except Exception as error:  # a NaN, a full disk, a config the run refuses: not retried
+            message = " ".join(f"{type(error).__name__}: {error}".split())[:500]
+            for item in live:
+                self._fail(item.trial, message)
+                item.finished = True
+            print(f"azjax: trial {', '.join(str(i.root) for i in live)} failed: {message}",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            return
+        for item in live:
+            self._finish(item)
+
+    def _replay(self, item: _Trial) -> bool:
+        """Reports a resumed trial's saved evaluations to Optuna; False if it is pruned."""
+        from azjax.metrics import read_metrics  # noqa: PLC0415
+        from azjax.runs import list_checkpoints  # noqa: PLC0415
+
+        if not (item.directory / "metrics.jsonl").exists():
+            return True
+        steps = list_checkpoints(item.directory)
+        saved = steps[-1] if steps else 0
+        for record in read_metrics(item.directory):
+            if record.get("iteration", math.inf) <= saved:
+                self._report(item, record)
+        if item.trial.should_prune():
+            item.pruned = True
+            return False
+        return True
+
+    def _report(self, item: _Trial, record: dict) -> None:
+        value = record.get(self.objective)
+        if isinstance(value, int | float) and math.isfinite(value):
+            item.trial.report(float(value), int(record["iteration"]))
+
+    def _observe(self, item: _Trial, record: dict) -> bool:
+        """Train's callback: reports the objective; True stops the trial (pruned, or lost)."""
+        if self.beat.lost(item.trial._trial_id):
+            item.lost = True
+            return True
+        if self.objective in record:
+            self._report(item, record)
+            if item.trial.should_prune():
+                item.pruned = True
+                return True
+        return False
+
+    def _finish(self, item: _Trial) -> None:
+        from azjax.metrics import read_metrics  # noqa: PLC0415
+
+        item.finished = True
+        self.beat.stop(item.trial._trial_id)
+        if item.lost:
+            self.log(f"trial {item.root} was claimed by another worker; left to it")
+            return
+        value = None
+        if (item.directory / "metrics.jsonl").exists():
+            for record in read_metrics(item.directory):
+                if isinstance(record.get(self.objective), int | float):
+                    value = float(record[self.objective])
+        try:
+            if item.pruned:
+                frozen = self.study.tell(item.trial, state=TrialState.PRUNED)
+            elif value is None or not math.isfinite(value):
+                self._fail(item.trial, f"the run logged no finite {self.objective} ({value})")
+                self.log(f"trial {item.root}: failed: no finite {self.objective}")
+                return
+            else:
+                frozen = self.study.tell(item.trial, value)
+        except UpdateFinishedTrialError:
+            self.log(f"trial {item.root} was claimed by another worker; left to it")
+            return
+        shown = "pruned" if item.pruned else "done"
+        result = "" if frozen.value is None else f", {self.objective} = {frozen.value:.4g}"
+        self.log(f"trial {item.root}: {shown}{result}")
+        if frozen.value is not None:
+            self._write_hparams(item, frozen.value)
+
+    def _fail(self, trial: optuna.Trial, message: str) -> None:
+        self.beat.stop(trial._trial_id)
+        try:
+            trial.set_user_attr("error", message)
+            self.study.tell(trial, state=TrialState.FAIL)
+        except UpdateFinishedTrialError:
+            pass
+
+    def _requeue_own(self, item: _Trial) -> None:
+        """This worker stops: its trial goes back to the queue at once, to resume later."""
+        self.beat.stop(item.trial._trial_id)
+        try:
+            self.study.tell(item.trial, state=TrialState.FAIL)
+        except UpdateFinishedTrialError:
+            return
+        liveness.requeue(self.study, self.store.get_trial(item.trial._trial_id))
+        self.log(f"trial {item.root}: stopped; queued to resume from its checkpoint")
+
+    def _write_hparams(self, item: _Trial, value: float) -> None:
+        """The trial's parameters and objective in TensorBoard's HParams view."""
+        from tensorboardX import SummaryWriter  # noqa: PLC0415
+
+        if self._hparams is None:
+            self._hparams = SummaryWriter(str(self.workdir / "tensorboard"))
+        params = {k: v if isinstance(v, bool | int | float | str) else str(v)
+                  for k, v in item.params.items()}  # fmt: skip
+        self._hparams.add_hparams(params, {self.objective: value}, name=item.directory.name)
+        self._hparams.flush()
+
+
+def _format(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def summary(study: optuna.Study, objective: str) -> str:
+    """One line: how many trials ended how, and the best one."""
+    trials = [t for t in study.get_trials(deepcopy=False) if not t.user_attrs.get(liveness.SURPLUS)]
+    latest = {}
+    for trial in trials:
+        latest[liveness.root_number(trial)] = trial  # the newest attempt of each directory
+    counts = {}
+    for trial in latest.values():
+        counts[trial.state.name.lower()] = counts.get(trial.state.name.lower(), 0) + 1
+    text = f"sweep {study.study_name}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    complete = [t for t in latest.values() if t.state == TrialState.COMPLETE]
+    if complete:
+        best = study.best_trial
+        params = ", ".join(f"{k}={_format(v)}" for k, v in best.params.items())
+        text += (
+            f"; best: trial {liveness.root_number(best)}, {objective} = {best.value:.4g} ({params})"
+        )
+    return text
