@@ -7,8 +7,8 @@ protocols, cli) call these functions. A config is split in two here:
 - a `Pipeline`: the static pieces that fix shapes and compiled code (game, network, search
   with its number of simulations, batch sizes, the optimizer's kind and schedule shape);
 - `Hyperparams`: the tunable scalars (learning rate, weight decay, value-loss weight, search
-  noise and PUCT constants, temperature moves), passed to the step functions as [] float32 arrays, so changing one does not
-  recompile and a population can `vmap` over them.
+  noise and PUCT constants, temperature moves), passed to the step functions as [] arrays, so
+  changing one does not recompile and a population can `vmap` over them.
 """
 
 import dataclasses
