@@ -140,6 +140,7 @@ def test_pbt_settings_are_checked():
         pbt.PBT().check(configs[:1])
 
 
+@pytest.mark.slow  # a population of 4 compiles its own steps (about 40 s)
 def test_pbt_copies_the_network_and_optimizer_but_not_the_replay(tmp_path):
     configs = [member_config(k, iterations=2, eval_every=0) for k in range(4)]
     members = [tmp_path / f"m{k}" for k in range(4)]

@@ -114,8 +114,17 @@ def run_sweep(
     pbt = None
     if pbt_every is not None:
         from azjax import pbt as pbt_lib  # noqa: PLC0415
+        from azjax.config import TUNABLE_KEYS  # noqa: PLC0415
 
-        pbt = pbt_lib.PBT(every=pbt_every, objective=space.objective, direction=space.direction)
+        # PBT explores the space's scalar keys (the trials' starting points come from the
+        # sampler); shape-changing keys stay as the sampler drew them.
+        explored = tuple(key for key in space.params if key in TUNABLE_KEYS)
+        pbt = pbt_lib.PBT(
+            every=pbt_every,
+            objective=space.objective,
+            direction=space.direction,
+            keys=explored or ("learner.learning_rate",),
+        )
         pbt = pbt.check([config, config])
     if space.sampler == "grid":
         size = math.prod(len(values) for values in space.grid().values())
