@@ -17,6 +17,7 @@ from optuna.trial import TrialState
 from azjax import cli, sweeps
 from azjax.metrics import read_metrics
 from azjax.sweeps import liveness
+from azjax.sweeps import objective as objective_lib
 from azjax.sweeps import space as space_lib
 from azjax.sweeps import storage as storage_lib
 from azjax.types import UserError
@@ -72,9 +73,9 @@ def test_objectives_are_checked_against_what_runs_log():
     space = sweeps.Space(params={}, objective="value_loss", direction="minimize")
     assert space_lib.check(space, config).objective == "value_loss"  # a training metric
     for objective in ("eval/random/win_rate", "eval/elo", "games_per_second", "learning_rate"):
-        space_lib.check_objective(config, objective)
+        objective_lib.check_objective(config, objective)
     with pytest.raises(UserError, match="did you mean 'value_loss'"):
-        space_lib.check_objective(config, "value_los")
+        objective_lib.check_objective(config, "value_los")
 
 
 BAD_SPACES = [

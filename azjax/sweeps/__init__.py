@@ -13,9 +13,11 @@ From Python (a notebook)::
     sweeps.trials_table("runs/sweep_ttt")                  # pandas, best first
     sweeps.write_report("runs/sweep_ttt")                  # PNGs in runs/sweep_ttt/report/
 
-Modules: `space` (the search space file and its checks), `storage` (the study's storage and
-the sweep directory's files), `liveness` (heartbeats; abandoned trials claimed and re-queued),
-`worker` (`run_sweep`: ask, train, tell), `report` (table and plots), `command` (the CLI).
+Modules: `space` (the search space file and its checks), `objective` (the metric judged by,
+checked against what the runs log), `storage` (the study's storage and the sweep directory's
+files), `study` (the Optuna study, its sampler and pruner; anchors rated once per sweep),
+`liveness` (heartbeats; abandoned trials claimed and re-queued), `worker` (`run_sweep`: ask,
+train, tell), `report` (table and plots), `command` (the CLI).
 """
 
 import importlib

@@ -26,11 +26,8 @@ validation (`config.apply_overrides`), and the objective is a metric the runs lo
 """
 
 import dataclasses
-import difflib
-import functools
 import importlib.util
 import math
-import types
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,12 +35,12 @@ import ml_collections
 import optuna
 
 from azjax import config as config_lib
+from azjax.sweeps import objective as objective_lib
 from azjax.types import UserError
 
 SAMPLERS = ("tpe", "random", "grid")
 PRUNERS = ("median", "hyperband")
 DIRECTIONS = ("maximize", "minimize")
-OUTCOMES = ("score", "win_rate", "draw_rate", "loss_rate", "games")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,8 +264,8 @@ def check(space: Space, config: ml_collections.ConfigDict) -> Space:
                 f"space: the grid sampler needs every parameter to be a Choice, an Int or a "
                 f"Uniform with a step; {key} is {param!r}"
             )
-    objective = space.objective or default_objective(config)
-    check_objective(config, objective)
+    objective = space.objective or objective_lib.default_objective(config)
+    objective_lib.check_objective(config, objective)
     return dataclasses.replace(space, objective=objective)
 
 
@@ -374,89 +371,3 @@ def _check_bounds(key: str, param, *, numbers) -> None:
         raise UserError(f"space: {key}: {name}'s low and high must be {kinds}")
     if param.low >= param.high:
         raise UserError(f"space: {key}: {name} needs low < high, got {param.low} >= {param.high}")
-
-
-def default_objective(config) -> str:
-    """The metric a trial is judged by unless the space names one: `eval/elo` when the runs
-    rate themselves against at least two fixed opponents, else the score against the last
-    fixed opponent of `eval.opponents` (as population-based training ranks members)."""
-    from azjax.pbt import default_objective as objective  # noqa: PLC0415
-
-    if config.eval.every <= 0:
-        raise UserError(
-            "space: no default objective: eval.every = 0, so the runs never evaluate (set "
-            "eval.every, or name a training metric as the objective)"
-        )
-    return objective(config)
-
-
-def logged_metrics(config, *, training: bool = True) -> list[str]:
-    """The metrics every run of `config` logs: its evaluation's (`eval/OPP/score`, ...,
-    `eval/elo`) when it evaluates, and, with `training`, the keys of every iteration's record.
-    """
-    from azjax.ratings import anchors  # noqa: PLC0415
-    from azjax.schema import parse_opponent_spec  # noqa: PLC0415
-
-    names = []
-    if config.eval.every > 0:
-        for spec in config.eval.opponents:
-            names += [f"eval/{spec}/{outcome}" for outcome in OUTCOMES]
-            if parse_opponent_spec(spec)[0] == "ladder":
-                names.append(f"eval/{spec}/simulations")
-        if config.eval.elo and anchors.anchor_specs(config.eval.opponents):
-            names += ["eval/elo", "eval/elo_low", "eval/elo_high"]
-    if training:
-        key = config_lib.pipeline_key(config)
-        if key not in _TRAINING_METRICS:
-            _TRAINING_METRICS[key] = _training_metrics(config)
-        names += _TRAINING_METRICS[key]
-    return names
-
-
-_TRAINING_METRICS: dict[str, list[str]] = {}  # pipeline key -> record keys
-
-
-def _training_metrics(config) -> list[str]:
-    """The keys of an iteration's record (`train.iteration_record`), found by tracing the
-    step functions abstractly (`jax.eval_shape`, one learner update: about a second)."""
-    import jax  # noqa: PLC0415
-
-    from azjax import build, steps, train  # noqa: PLC0415
-
-    pipeline = dataclasses.replace(build.make_pipeline(config), chunk=1)
-    hyper = build.make_hyperparams(config)
-    state = jax.eval_shape(functools.partial(steps.init_state, pipeline), jax.random.PRNGKey(0))
-    state, play_metrics, keys = jax.eval_shape(
-        functools.partial(steps.play_step, pipeline), state, hyper
-    )
-    chunk_keys = jax.ShapeDtypeStruct(keys.shape[1:], keys.dtype)
-    _, learn_metrics = jax.eval_shape(
-        functools.partial(steps.learn_step, pipeline), state, chunk_keys, hyper
-    )
-    metrics = dict.fromkeys([*play_metrics, *learn_metrics], 1.0)
-    counters = types.SimpleNamespace(iteration=1, num_games=0, num_positions=0)
-    return list(train.iteration_record(config, counters, metrics, 1.0, 1.0))
-
-
-def check_objective(config, objective: str) -> None:
-    """Raises UserError unless every run of `config` logs `objective`."""
-    if not isinstance(objective, str) or not objective:
-        raise UserError(f"space: objective must be a metric name, not {objective!r}")
-    if objective.startswith("eval/"):
-        if config.eval.every <= 0:
-            raise UserError(
-                f"space: objective {objective} is an evaluation metric, but eval.every = 0 (the "
-                "runs never evaluate)"
-            )
-        if config.eval.every > config.train.num_iterations:
-            raise UserError(
-                f"space: objective {objective}: eval.every = {config.eval.every} exceeds "
-                f"train.num_iterations = {config.train.num_iterations} (never evaluated)"
-            )
-        known = logged_metrics(config, training=False)
-    else:
-        known = logged_metrics(config)
-    if objective not in known:
-        close = difflib.get_close_matches(objective, known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UserError(f"space: the runs do not log the objective {objective!r}{hint}")
