@@ -144,6 +144,22 @@ def accelerator_config() -> ml_collections.ConfigDict:
     return config
 
 
+def load_module(path: Path, what: str):
+    """Executes the Python file `path` (an experiment, a sweep's space) as a module.
+
+    Raises:
+      UserError: the file fails to load (the user's to fix), named as `what`.
+    """
+    name = f"azjax_{what.split()[0]}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        raise UserError(f"cannot load {what} {path}: {error}") from None
+    return module
+
+
 def load_config(path: str | None) -> ml_collections.ConfigDict:
     """Loads `get_config()` from an experiment file (a path, or a name in experiments/)."""
     if path is None:
@@ -159,12 +175,7 @@ def load_config(path: str | None) -> ml_collections.ConfigDict:
             candidate = REPO_ROOT / candidate
     if not candidate.is_file():
         raise UserError(f"experiment config {path!r} not found")
-    spec = importlib.util.spec_from_file_location(f"azjax_experiment_{candidate.stem}", candidate)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:  # a broken experiment file is the user's to fix
-        raise UserError(f"cannot load experiment {candidate}: {error}") from None
+    module = load_module(candidate, "experiment")
     if not hasattr(module, "get_config"):
         raise UserError(f"experiment {candidate} has no get_config() function")
     try:
@@ -285,7 +296,12 @@ GATING_KEYS = (
 )
 # Keys added after runs were saved: a config.json without them gets their defaults, which
 # compute what those runs computed.
-ADDED_KEYS = (*GATING_KEYS, "eval.elo", "eval.elo_anchor", "eval.elo_ratings", "network.dtype",
+ADDED_KEYS = (
+    *GATING_KEYS,
+    "eval.elo",
+    "eval.elo_anchor",
+    "eval.elo_ratings",
+    "network.dtype",
     "learner.value_loss_weight",
 )
 # Keys whose values reach the step functions as arguments (`build.Hyperparams`), not as

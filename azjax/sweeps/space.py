@@ -26,7 +26,6 @@ validation (`config.apply_overrides`), and the objective is a metric the runs lo
 """
 
 import dataclasses
-import importlib.util
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -212,12 +211,7 @@ def load_space(path: str | Path) -> Space:
     path = Path(path)
     if not path.is_file():
         raise UserError(f"space file {str(path)!r} not found")
-    spec = importlib.util.spec_from_file_location(f"azjax_space_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:  # the user's file to fix
-        raise UserError(f"cannot load space file {path}: {error}") from None
+    module = config_lib.load_module(path, "space file")
     if not callable(getattr(module, "get_space", None)):
         raise UserError(f"space file {path} has no get_space() function")
     try:
