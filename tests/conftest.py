@@ -143,8 +143,8 @@ def xiangqi_run(tmp_path_factory):
     return untrained_run(tmp_path_factory.mktemp("xiangqi_run"), config)
 
 
-# Notebooks that train until a learning check passes (they assert it).
-_LEARNING_NOTEBOOKS = ("02_train_tic_tac_toe.ipynb",)
+# Notebooks that train: until a learning check passes (they assert it), or a sweep's trials.
+_LEARNING_NOTEBOOKS = ("02_train_tic_tac_toe.ipynb", "05_sweep.ipynb")
 
 
 def pytest_collection_modifyitems(config, items):

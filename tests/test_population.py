@@ -46,6 +46,7 @@ def population_and_separate_runs(tmp_path_factory):
     return root, seen, after_first_call
 
 
+@pytest.mark.slow  # trains a population twice and its members alone
 def test_a_population_trains_as_its_members_would_alone(population_and_separate_runs):
     # vmap turns the members' convolutions into batched ones, which XLA may sum in another
     # order: equal to float32 rounding, not promised bit for bit (on this CPU they were equal
@@ -66,6 +67,7 @@ def test_a_population_trains_as_its_members_would_alone(population_and_separate_
             np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.slow  # trains a population twice and its members alone
 def test_a_stopped_member_is_frozen_and_resumes_alone(population_and_separate_runs):
     root, seen, after_first_call = population_and_separate_runs
     assert seen == [(0, 1), (1, 1), (0, 2), (1, 2), (1, 3), (1, 4)]

@@ -155,6 +155,7 @@ def test_bad_sweep_inputs_are_one_line_and_status_2(tmp_path, capsys):
     assert not list(tmp_path.glob("w*/trial_*"))
 
 
+@pytest.mark.slow  # trains several tiny trials
 def test_a_sweep_trains_tells_reports_resumes_and_prunes(tmp_path, capsys):
     # One test, so that its trials share one compilation wherever pytest-xdist runs it.
     workdir = tmp_path / "ttt"
@@ -245,6 +246,7 @@ def test_an_abandoned_trial_is_claimed_once_and_requeued(tmp_path):
     assert [t.state for t in study.get_trials()] == [TrialState.FAIL, TrialState.RUNNING]
 
 
+@pytest.mark.slow  # trains several tiny trials
 def test_a_population_of_trials_trains_together(tmp_path):
     space = sweeps.Space(
         params={"learner.learning_rate": sweeps.LogUniform(1e-4, 1e-2)}, sampler="random"
