@@ -24,21 +24,23 @@ import time
 import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import ml_collections
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from azjax import build, distributed, interrupt, train
 from azjax import config as config_lib
 from azjax import pbt as pbt_lib
+from azjax.build import Pipeline
 from azjax.checkpoint import Checkpointer, join_state, split_state
 from azjax.metrics import MetricsWriter, Progress, progress_line
 from azjax.paths import workdir_path
 from azjax.runs import prepare_workdir
-from azjax.steps import init_state, learn_step, play_step, relayout
+from azjax.steps import TrainerState, init_state, learn_step, play_step, relayout
 from azjax.types import UserError
 
 _COMPILED: dict = {}
@@ -49,7 +51,21 @@ def _member_axis(sharding: NamedSharding) -> NamedSharding:
     return NamedSharding(sharding.mesh, PartitionSpec(None, *sharding.spec))
 
 
-def compile_population(config, num_members: int, mesh=None) -> train.CompiledRun:
+class CompiledPopulation(NamedTuple):
+    """A population's jitted functions: `train.CompiledRun`'s (so `train.iterate` runs it),
+    and the two that act on the member axis."""
+
+    pipeline: Pipeline
+    mesh: Mesh
+    shardings: TrainerState  # NamedSharding per leaf, members first
+    init: Callable  # init(keys [K, 2]) -> TrainerState [K]
+    play: Callable  # play(state, hyper) -> (state, metrics, learn keys [U / chunk, K, chunk, 2])
+    learn: Callable  # learn(state, keys [K, chunk, 2], hyper) -> (state, metrics)
+    select: Callable  # select(active [K], new, old) -> new for active members, else old
+    copy_networks: Callable  # copy_networks(state, sources [K]) -> PBT's exploit
+
+
+def compile_population(config, num_members: int, mesh=None) -> CompiledPopulation:
     """The jitted step functions of a population of `num_members` members of `config`'s
     pipeline, vmapped over the member axis; `learn` takes the learner keys chunk first as
     `train.iterate` loops over them. Built once per process, pipeline and K."""
@@ -68,7 +84,7 @@ def compile_population(config, num_members: int, mesh=None) -> train.CompiledRun
             state, metrics, keys = vplay(state, hyper)
             return state, metrics, jnp.swapaxes(keys, 0, 1)  # [U / chunk, K, chunk, 2]
 
-        _COMPILED[key] = train.CompiledRun(
+        _COMPILED[key] = CompiledPopulation(
             pipeline=pipeline,
             mesh=single.mesh,
             shardings=shardings,
@@ -82,6 +98,12 @@ def compile_population(config, num_members: int, mesh=None) -> train.CompiledRun
                 jax.vmap(functools.partial(learn_step, pipeline)),
                 in_shardings=(shardings, None, None),
                 out_shardings=(shardings, None),
+            ),
+            select=jax.jit(
+                _select, in_shardings=(None, shardings, shardings), out_shardings=shardings
+            ),
+            copy_networks=jax.jit(
+                _copy_networks, in_shardings=(shardings, None), out_shardings=shardings
             ),
         )
     return _COMPILED[key]
@@ -97,7 +119,6 @@ def stack(trees: Sequence):
     return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
 
 
-@jax.jit
 def _select(active, new, old):
     """`new` for the active members, `old` for the frozen ones."""
 
@@ -107,7 +128,6 @@ def _select(active, new, old):
     return jax.tree.map(pick, new, old)
 
 
-@jax.jit
 def _copy_networks(state, sources):
     """Each member's learner state (network, optimizer, update count) from `sources[k]`."""
     return state.replace(train_state=jax.tree.map(lambda x: x[sources], state.train_state))
@@ -329,7 +349,7 @@ class _Loop:
                 if next_state is None:
                     interrupted = True
                     break
-                state = _select(mask, next_state, state)
+                state = self.run.select(mask, next_state, state)
                 metrics = jax.device_get(metrics)
                 seconds, elapsed = time.perf_counter() - started, clock()
                 elapsed_all = jnp.full((self.size,), elapsed, jnp.float32)
@@ -414,7 +434,7 @@ class _Loop:
             pbt_lib.log_decision(self.workdirs[k], decision)
         if sources == list(range(self.size)):
             return state
-        return _copy_networks(state, jnp.asarray(sources, jnp.int32))
+        return self.run.copy_networks(state, jnp.asarray(sources, jnp.int32))
 
 
 def _as_json(config) -> dict:
