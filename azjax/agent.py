@@ -63,10 +63,12 @@ class Agent:
         self.search: Searcher = build.make_agent_searcher(
             self.config, self.game, self.network, num_simulations=self.num_simulations
         )
-        self._act = jax.jit(self.search)
+        self._act = TreeMemory(self.search)
 
     def act(self, states: State, key: PRNGKey) -> SearchOutput:
-        """Searches a batch of states [B]: chosen action, search policy and value."""
+        """Searches a batch of states [B]: chosen action, search policy and value. With the
+        run's `search.tree_reuse`, a position the previous call's tree holds (after the
+        agent's move and the reply) starts from that subtree."""
         return self._act(self.variables, states, key)
 
     def policy_value(self, states: State):
@@ -78,6 +80,38 @@ class Agent:
     @property
     def player(self) -> Player:
         return search_player(self.search)
+
+
+class TreeMemory:
+    """A jitted search that keeps its last tree on the device between calls, for callers
+    that hand it positions one after another (`Agent.act`, GTP): with tree reuse each call
+    starts from the subtree of the node holding the new position (`Search.reroot`: the
+    position after the agent's move and the reply, or the same one searched again), and a
+    position it does not hold (a new game, an undo) starts from an empty tree."""
+
+    def __init__(self, search: Searcher):
+        self._search = jax.jit(search)
+        self._reuse = getattr(search, "tree_reuse", False)
+        if self._reuse:
+            self._empty = jax.jit(search.empty_tree)
+            self._reroot = jax.jit(search.reroot)
+        self._tree = None
+
+    def __call__(self, variables, states: State, key: PRNGKey) -> SearchOutput:
+        if not self._reuse:
+            return self._search(variables, states, key)
+        held = self._tree
+        if held is None or held.node_visits.shape[0] != states.terminated.shape[0]:
+            tree = self._empty(states)
+        else:
+            tree = self._reroot(held, states)
+        output = self._search(variables, states, key, None, tree)
+        self._tree = output.tree
+        return output
+
+    def forget(self) -> None:
+        """Drops the kept tree (the next call starts afresh)."""
+        self._tree = None
 
 
 def load_agent(

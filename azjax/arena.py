@@ -39,12 +39,41 @@ def random_player(game: Game) -> Player:
 
 
 def search_player(search: Callable[..., SearchOutput]) -> Player:
-    """Plays the move chosen by a searcher (an AlphaZero agent or the pure-MCTS baseline)."""
+    """Plays the move chosen by a searcher (an AlphaZero agent or the pure-MCTS baseline);
+    a search with tree reuse gives a `ReusingPlayer`."""
+    if getattr(search, "tree_reuse", False):
+        return ReusingPlayer(search)
 
     def play(params, states: State, key: PRNGKey) -> Array:
         return search(params, states, key).action
 
     return play
+
+
+class ReusingPlayer:
+    """A search player that keeps a tree per game between moves (`search.tree_reuse`).
+
+    `make_match` gives it its memory: `init(states)` the empty trees, `act(params, states,
+    trees, key) -> (actions, trees)` searches from them, and `observe(trees, actions)` moves
+    every tree down the move played in its game, by either side. Called as a plain player
+    it searches from empty trees.
+    """
+
+    def __init__(self, search):
+        self.search = search
+
+    def __call__(self, params, states: State, key: PRNGKey) -> Array:
+        return self.search(params, states, key).action
+
+    def init(self, states: State):
+        return self.search.empty_tree(states)
+
+    def act(self, params, states: State, trees, key: PRNGKey):
+        output = self.search(params, states, key, tree=trees)
+        return output.action, output.tree
+
+    def observe(self, trees, actions: Array):
+        return self.search.advance(trees, actions)
 
 
 class MatchResult(NamedTuple):
@@ -86,15 +115,32 @@ def make_match(
         def take(tree, start):
             return jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, start, half), tree)
 
+        def put(tree, start, part):
+            return jax.tree.map(
+                lambda x, y: jax.lax.dynamic_update_slice_in_dim(x, y, start, 0), tree, part
+            )
+
+        def act(player, params, memory, states, start, key):
+            """The player's moves in the half of the games from `start`, and its memory."""
+            if not isinstance(player, ReusingPlayer):
+                return player(params, take(states, start), key), memory
+            actions, part = player.act(params, take(states, start), take(memory, start), key)
+            return actions, put(memory, start, part)
+
+        def observe(player, memory, actions):
+            if not isinstance(player, ReusingPlayer):
+                return memory
+            return player.observe(memory, actions)
+
         def ply(carry, xs):
-            states, returns = carry
+            states, returns, memory_a, memory_b = carry
             ply_index, ply_key = xs
             a_key, b_key, opening_key = jax.random.split(ply_key, 3)
             # Even plies: A moves in the first half; odd plies: in the second half.
             a_start = jnp.where(ply_index % 2 == 0, 0, half)
             b_start = half - a_start
-            a_actions = player_a(params_a, take(states, a_start), a_key)
-            b_actions = player_b(params_b, take(states, b_start), b_key)
+            a_actions, memory_a = act(player_a, params_a, memory_a, states, a_start, a_key)
+            b_actions, memory_b = act(player_b, params_b, memory_b, states, b_start, b_key)
             actions = jnp.where(
                 jnp.arange(num_games) // half == a_start // half,
                 jnp.tile(a_actions, 2),
@@ -103,11 +149,21 @@ def make_match(
             random_actions = opening(None, states, opening_key)
             actions = jnp.where(ply_index < opening_plies, random_actions, actions)
             states = jax.vmap(game.step)(states, actions)
-            return (states, returns + states.rewards), actions
+            memory_a = observe(player_a, memory_a, actions)
+            memory_b = observe(player_b, memory_b, actions)
+            return (states, returns + states.rewards, memory_a, memory_b), actions
 
-        init_carry = (states, jnp.zeros((num_games, 2), jnp.float32))
+        def memory(player):
+            return player.init(states) if isinstance(player, ReusingPlayer) else ()
+
+        init_carry = (
+            states,
+            jnp.zeros((num_games, 2), jnp.float32),
+            memory(player_a),
+            memory(player_b),
+        )
         num_plies = game.max_episode_length
-        (states, returns), actions = jax.lax.scan(
+        (states, returns, _, _), actions = jax.lax.scan(
             ply, init_carry, (jnp.arange(num_plies), jax.random.split(play_key, num_plies))
         )
         a_first = jnp.arange(num_games) < half

@@ -23,6 +23,7 @@ from azjax.games import Game
 from azjax.learner import Optimizer, make_schedule
 from azjax.networks import Network, make_network
 from azjax.search import SearchParams, make_search, network_evaluator
+from azjax.selfplay import PlayoutCap, ResignRule
 from azjax.types import Array, Searcher, UserError
 
 
@@ -80,6 +81,7 @@ def make_searcher(
         algorithm=config.search.algorithm,
         max_num_considered_actions=config.search.max_num_considered_actions,
         params=make_search_params(config, explore=explore),
+        tree_reuse=bool(config.search.tree_reuse),
     )
 
 
@@ -170,6 +172,10 @@ class Pipeline:
     learner_batch_size: int
     updates_per_iteration: int
     chunk: int  # updates per compiled `learn_step` call (see `learn_chunk`)
+    playout_cap: PlayoutCap | None = None  # None: every ply is a full search
+    resign: ResignRule | None = None  # None: self-play games never resign
+    value_target_mix: float = 0.0  # weight of the searched root value in the value target
+    kl_target: float = 0.0  # KL-adaptive learning rate's target (0: off)
     # The devices the state is sharded over (`train.compile_run` sets it); None: one device,
     # unsharded (notebooks calling the steps directly).
     mesh: Mesh | None = None
@@ -207,10 +213,29 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
             f"replay.capacity={config.replay.capacity} must hold the running games' positions "
             f"(selfplay.batch_size * max(max game length, selfplay.num_steps) = {needed})"
         )
+    search = make_searcher(config, game, network, explore=True)
+    selfplay = config.selfplay
+    playout_cap = None
+    if selfplay.full_search_fraction < 1.0:
+        playout_cap = PlayoutCap(
+            float(selfplay.full_search_fraction),
+            search.with_simulations(selfplay.cheap_simulations),
+        )
+    resign = None
+    if selfplay.resign:
+        resign = ResignRule(
+            initial=float(selfplay.resign_threshold),
+            no_resign_fraction=float(selfplay.resign_check_fraction),
+            target=float(selfplay.resign_false_positives),
+        )
     return Pipeline(
         game=game,
         network=network,
-        search=make_searcher(config, game, network, explore=True),
+        search=search,
+        playout_cap=playout_cap,
+        resign=resign,
+        value_target_mix=float(config.learner.value_target_mix),
+        kl_target=float(config.learner.kl_target),
         optimizer=make_optimizer(config),
         selfplay_batch_size=config.selfplay.batch_size,
         num_steps=config.selfplay.num_steps,

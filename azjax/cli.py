@@ -199,6 +199,11 @@ def _parser() -> argparse.ArgumentParser:
         help="cost of populations of these sizes (1,2,4,8) of --config, per member-iteration",
     )
     bench.add_argument("--iterations", type=_count(1), default=3, help="--population: timed")
+    bench.add_argument(
+        "--search-options",
+        action="store_true",
+        help="time per ply/move of --config with tree reuse and playout caps off and on",
+    )
 
     plot = commands.add_parser("plot", help="plot a run's learning curve from metrics.jsonl")
     plot.add_argument("--workdir", required=True, help="a run directory or a metrics.jsonl file")
@@ -510,11 +515,13 @@ def _main(argv: list[str]) -> int:
         if args.command is None:
             _parser().print_help()
             return 2
-        memory = args.command == "bench" and (args.memory or args.population is not None)
+        memory = args.command == "bench" and (
+            args.memory or args.population is not None or args.search_options
+        )
         if overrides and args.command not in ("train", "sweep") and not memory:
             raise UserError(
                 "--config.KEY=VALUE overrides apply to `azjax train`, `azjax sweep` and "
-                "`azjax bench --memory` or `--population`"
+                "`azjax bench --memory`, `--population` or `--search-options`"
             )
         if args.command == "train":
             return _train(args, overrides)
@@ -522,6 +529,10 @@ def _main(argv: list[str]) -> int:
             from azjax.sweeps import command  # noqa: PLC0415
 
             return command.main(args, overrides)
+        if memory and args.search_options:
+            from azjax.bench import search_options  # noqa: PLC0415
+
+            return search_options.main(args, overrides)
         if memory and args.population is not None:
             from azjax.bench import population  # noqa: PLC0415
 

@@ -62,11 +62,27 @@ def base_config() -> ml_collections.ConfigDict:
     config.search.pb_c_base = 19652.0
     config.search.max_num_considered_actions = 16
     config.search.gumbel_scale = 1.0
+    # Start each search from the subtree the previous one left under the move played (PUCT;
+    # AlphaGo Zero, AlphaZero_Gomoku): its visits count toward the next move's.
+    config.search.tree_reuse = False
 
     config.selfplay = ml_collections.ConfigDict()
     config.selfplay.batch_size = 128  # games in lockstep
     config.selfplay.num_steps = 16  # plies per iteration in every game
     config.selfplay.temperature_moves = 8  # sample moves for this many plies, then argmax
+    # KataGo's playout cap randomization: a ply is a full search with this probability (its
+    # positions are trained on), else a cheap one of `cheap_simulations` without noise
+    # (played, not stored). 1.0: every ply is full.
+    config.selfplay.full_search_fraction = 1.0
+    config.selfplay.cheap_simulations = 8
+    # AlphaGo Zero's resignation: a game resigns when the mover's searched value and its
+    # move's value fall below v_resign (starting at resign_threshold); resign_check_fraction
+    # of the games never resign and measure false positives, and v_resign adapts to keep
+    # their rate at most resign_false_positives.
+    config.selfplay.resign = False
+    config.selfplay.resign_threshold = -0.9
+    config.selfplay.resign_check_fraction = 0.1
+    config.selfplay.resign_false_positives = 0.05
 
     config.replay = ml_collections.ConfigDict()
     config.replay.capacity = 60_000
@@ -88,6 +104,12 @@ def base_config() -> ml_collections.ConfigDict:
     # loss = value_loss_weight * (z - v)^2 + CE(pi, p) + weight_decay * ||theta||^2
     config.learner.value_loss_weight = 1.0
     config.learner.max_grad_norm = 0.0
+    # Value target (1 - w) z + w v: the game outcome z mixed with the searched root value v.
+    config.learner.value_target_mix = 0.0
+    # AlphaZero_Gomoku's adaptive learning rate: after each chunk of updates the rate's
+    # multiplier shrinks by 1.5 when the KL divergence of the policy before and after it
+    # exceeds 2 * kl_target, and grows by 1.5 when below kl_target / 2 (0: off).
+    config.learner.kl_target = 0.0
 
     config.train = ml_collections.ConfigDict()
     config.train.num_iterations = 300
@@ -295,7 +317,7 @@ GATING_KEYS = (
     "train.gating_threshold",
 )
 # Keys added after runs were saved: a config.json without them gets their defaults, which
-# compute what those runs computed.
+# compute what those runs computed, or the value given here where the default changed.
 ADDED_KEYS = (
     *GATING_KEYS,
     "eval.elo",
@@ -303,7 +325,23 @@ ADDED_KEYS = (
     "eval.elo_ratings",
     "network.dtype",
     "learner.value_loss_weight",
+    "search.tree_reuse",
+    "selfplay.full_search_fraction",
+    "selfplay.cheap_simulations",
+    "selfplay.resign",
+    "selfplay.resign_threshold",
+    "selfplay.resign_check_fraction",
+    "selfplay.resign_false_positives",
+    "learner.value_target_mix",
+    "learner.kl_target",
 )
+OLD_VALUES = {
+    "search.tree_reuse": False,
+    "selfplay.full_search_fraction": 1.0,
+    "selfplay.resign": False,
+    "learner.value_target_mix": 0.0,
+    "learner.kl_target": 0.0,
+}
 # Keys whose values reach the step functions as arguments (`build.Hyperparams`), not as
 # compiled constants; with `name` and `seed` they do not change the compiled functions.
 TUNABLE_KEYS = (
@@ -362,7 +400,7 @@ def from_dict(data, *, source: str) -> ml_collections.ConfigDict:
     for key in ADDED_KEYS:
         group, field = key.split(".")
         if isinstance(data.get(group), dict):
-            data[group].setdefault(field, defaults[key])
+            data[group].setdefault(field, OLD_VALUES.get(key, defaults[key]))
     for key, value in flatten(data).items():
         if isinstance(defaults.get(key), tuple) and isinstance(value, list):
             group, _, field = key.rpartition(".")

@@ -43,6 +43,9 @@ class ReplayBuffer:
     value: Array  # [N] float32 game outcome for the mover; NaN until labelled
     next_index: Array  # [] int32 where slot 0 of every shard writes next (a local index)
     num_shards: Array  # [] int32 D the rings are laid out for (a restore re-lays them)
+    # [N] float32 the searched root value for the mover, when value targets mix it in
+    # (`sample`'s `value_mix`); None otherwise.
+    root_value: Array | None = None
 
     @property
     def size(self) -> Array:
@@ -50,8 +53,17 @@ class ReplayBuffer:
         return jnp.sum(~jnp.isnan(self.value), dtype=jnp.int32)
 
 
-def init(capacity: int, obs_shape, num_actions: int, obs_dtype=jnp.uint8, num_shards: int = 1):
-    """An empty buffer of `capacity` positions in `num_shards` rings."""
+def init(
+    capacity: int,
+    obs_shape,
+    num_actions: int,
+    obs_dtype=jnp.uint8,
+    num_shards: int = 1,
+    *,
+    root_value: bool = False,
+):
+    """An empty buffer of `capacity` positions in `num_shards` rings (with `root_value`, also
+    the searched root value of each position)."""
     return ReplayBuffer(
         obs=jnp.zeros((capacity, *obs_shape), obs_dtype),
         policy=jnp.zeros((capacity, num_actions), POLICY_DTYPE),
@@ -59,6 +71,7 @@ def init(capacity: int, obs_shape, num_actions: int, obs_dtype=jnp.uint8, num_sh
         value=jnp.full((capacity,), jnp.nan, jnp.float32),
         next_index=jnp.zeros((), jnp.int32),
         num_shards=jnp.int32(num_shards),
+        root_value=jnp.zeros((capacity,), jnp.float32) if root_value else None,
     )
 
 
@@ -70,6 +83,8 @@ def write(
     ended: Array,
     rewards: Array,
     lengths: Array,
+    store: Array = True,
+    root_value: Array | None = None,
     *,
     max_length: int,
 ) -> tuple[ReplayBuffer, Array]:
@@ -81,33 +96,53 @@ def write(
       player: [b] their movers.
       ended: [b] bool, the game in the slot ended with this ply's move.
       rewards: [b, 2] the final rewards of those games (per player).
-      lengths: [b] int32 plies of those games (positions to label, this one included).
+      lengths: [b] int32 stored positions of those games (to label, this one included if
+        stored).
+      store: [] bool whether this ply's positions are stored (playout caps store only the
+        full searches); when not, nothing is written and the games that ended are labelled
+        back from the last stored ply.
+      root_value: [b] the searched root values (kept when the buffer has room for them).
       max_length: the game's longest game (static): how far back a game can reach.
 
     Returns:
       The buffer and [] int32 positions labelled.
     """
     capacity, slots = buffer.value.shape[0], obs.shape[0]
+    store = jnp.asarray(store, bool)
     rows = (buffer.next_index + jnp.arange(slots)) % capacity
+    targets = jnp.where(store, rows, capacity)  # out of range: not written
     buffer = buffer.replace(
-        obs=buffer.obs.at[rows].set(obs.astype(buffer.obs.dtype)),
-        policy=buffer.policy.at[rows].set(policy.astype(buffer.policy.dtype)),
-        player=buffer.player.at[rows].set(player.astype(jnp.int8)),
-        value=buffer.value.at[rows].set(jnp.nan),
+        obs=buffer.obs.at[targets].set(obs.astype(buffer.obs.dtype), mode="drop"),
+        policy=buffer.policy.at[targets].set(policy.astype(buffer.policy.dtype), mode="drop"),
+        player=buffer.player.at[targets].set(player.astype(jnp.int8), mode="drop"),
+        value=buffer.value.at[targets].set(jnp.nan, mode="drop"),
     )
-    # The k-th last position of slot j's game (k = 0: the one just written).
+    if buffer.root_value is not None:
+        buffer = buffer.replace(
+            root_value=buffer.root_value.at[targets].set(root_value, mode="drop")
+        )
+    # The k-th last stored position of slot j's game (k = 0: the one just written, or the
+    # last one stored before a ply that stores nothing).
+    last = jnp.where(store, rows, (rows - slots) % capacity)
     back = jnp.arange(max(1, min(capacity // slots, max_length)))
-    index = (rows[:, None] - back[None, :] * slots) % capacity  # [b, K]
+    index = (last[:, None] - back[None, :] * slots) % capacity  # [b, K]
     label = ended[:, None] & (back[None, :] < lengths[:, None])
     movers = buffer.player[index].astype(jnp.int32)
     outcome = jnp.take_along_axis(rewards, jnp.clip(movers, 0, 1), axis=1)
     value = buffer.value.at[jnp.where(label, index, capacity)].set(outcome, mode="drop")
-    next_index = (buffer.next_index + slots) % capacity
+    next_index = jnp.where(store, (buffer.next_index + slots) % capacity, buffer.next_index)
     return buffer.replace(value=value, next_index=next_index), jnp.sum(label, dtype=jnp.int32)
 
 
-def sample(buffer: ReplayBuffer, key: PRNGKey, batch_size: int, decode=None) -> Batch:
+def sample(
+    buffer: ReplayBuffer, key: PRNGKey, batch_size: int, decode=None, value_mix: float = 0.0
+) -> Batch:
     """`batch_size` labelled positions drawn uniformly with replacement (local view).
+
+    The value target is the game's outcome z for the mover, or with `value_mix` w (a buffer
+    with root values) `(1 - w) z + w v`, v the searched root value (the mix of outcome and
+    search value: the averaged target of "Lessons from AlphaZero, part 4: improving the
+    training target", Prasad et al., Oracle AI blog 2018, measured on Connect Four).
 
     `decode` turns stored observations back into the network's float32 input
     (`Game.decode_observation`; default a cast). Policies come back as float32, renormalised.
@@ -121,11 +156,10 @@ def sample(buffer: ReplayBuffer, key: PRNGKey, batch_size: int, decode=None) -> 
     decode = decode or (lambda obs: obs.astype(jnp.float32))
     policy = buffer.policy[index].astype(jnp.float32)
     policy = policy / jnp.maximum(policy.sum(-1, keepdims=True), 1e-30)
-    return Batch(
-        obs=decode(buffer.obs[index]),
-        policy=policy,
-        value=jnp.nan_to_num(buffer.value[index]),
-    )
+    value = jnp.nan_to_num(buffer.value[index])
+    if buffer.root_value is not None and value_mix:
+        value = (1.0 - value_mix) * value + value_mix * buffer.root_value[index]
+    return Batch(obs=decode(buffer.obs[index]), policy=policy, value=value)
 
 
 def shard_sizes(buffer: ReplayBuffer, num_shards: int) -> Array:
@@ -134,11 +168,17 @@ def shard_sizes(buffer: ReplayBuffer, num_shards: int) -> Array:
     return jnp.sum(labelled.reshape(num_shards, -1), axis=1, dtype=jnp.int32)
 
 
-def specs() -> ReplayBuffer:
+def specs(root_value: bool = False) -> ReplayBuffer:
     """The buffer's PartitionSpecs: positions split over `data`, the counters replicated."""
     split, whole = PartitionSpec("data"), PartitionSpec()
     return ReplayBuffer(
-        obs=split, policy=split, player=split, value=split, next_index=whole, num_shards=whole
+        obs=split,
+        policy=split,
+        player=split,
+        value=split,
+        next_index=whole,
+        num_shards=whole,
+        root_value=split if root_value else None,
     )
 
 
@@ -218,6 +258,7 @@ def apply_relayout(buffer: ReplayBuffer, source: Array, next_index: Array, num_s
         policy=take(buffer.policy, 0),
         player=take(buffer.player, -1),
         value=take(buffer.value, jnp.nan),
+        root_value=None if buffer.root_value is None else take(buffer.root_value, 0.0),
         next_index=jnp.asarray(next_index, jnp.int32),
         num_shards=jnp.int32(num_shards),
     )

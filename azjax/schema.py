@@ -60,6 +60,11 @@ _NUMBERS = {
     "selfplay.batch_size": (int, 1, None, False),
     "selfplay.num_steps": (int, 1, None, False),
     "selfplay.temperature_moves": (int, 0, None, False),
+    "selfplay.full_search_fraction": (float, 0.0, 1.0, True),
+    "selfplay.cheap_simulations": (int, 1, 1_000_000, False),
+    "selfplay.resign_threshold": (float, -1.0, 1.0, False),
+    "selfplay.resign_check_fraction": (float, 0.0, 1.0, False),
+    "selfplay.resign_false_positives": (float, 0.0, 1.0, False),
     "replay.capacity": (int, 1, None, False),
     "replay.min_size": (int, 0, None, False),
     "learner.batch_size": (int, 1, None, False),
@@ -72,6 +77,8 @@ _NUMBERS = {
     "learner.weight_decay": (float, 0.0, None, False),
     "learner.value_loss_weight": (float, 0.0, None, False),
     "learner.max_grad_norm": (float, 0.0, None, False),
+    "learner.value_target_mix": (float, 0.0, 1.0, False),
+    "learner.kl_target": (float, 0.0, None, False),
     "train.num_iterations": (int, 0, None, False),
     "train.max_minutes": (float, 0.0, None, False),
     "train.checkpoint_every": (int, 1, None, False),
@@ -94,6 +101,8 @@ _OTHER = (
     "game",
     "game_kwargs",
     "replay.augment",
+    "search.tree_reuse",
+    "selfplay.resign",
     "learner.boundaries",
     "train.gating",
     "eval.opponents",
@@ -144,13 +153,31 @@ def validate(config: ml_collections.ConfigDict) -> None:
             )
     if not isinstance(config.name, str) or not config.name:
         raise UserError("config key 'name' must be a non-empty string")
-    for key in ("replay.augment", "train.gating", "eval.elo"):
+    for key in (
+        "replay.augment",
+        "train.gating",
+        "eval.elo",
+        "search.tree_reuse",
+        "selfplay.resign",
+    ):
         if not isinstance(flat[key], bool):
             raise UserError(f"config key {key!r} must be true or false, got {flat[key]!r}")
     boundaries = flat["learner.boundaries"]
     if not all(isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in boundaries):
         raise UserError(
             f"config key 'learner.boundaries' must be update counts >= 0, got {boundaries!r}"
+        )
+    if flat["search.tree_reuse"] and flat["search.algorithm"] != "puct":
+        raise UserError(
+            "config key 'search.tree_reuse' needs search.algorithm='puct' (Gumbel search "
+            "starts from an empty root)"
+        )
+    if flat["selfplay.full_search_fraction"] < 1.0 and (
+        flat["selfplay.cheap_simulations"] >= flat["search.num_simulations"]
+    ):
+        raise UserError(
+            "config key 'selfplay.cheap_simulations' must be below search.num_simulations "
+            f"({flat['search.num_simulations']}) when playout caps are on"
         )
     for key in ("eval.num_games", "train.gating_games"):
         if flat[key] % 2:

@@ -11,12 +11,17 @@ the network; the pure-MCTS baseline uses a uniform prior and random-rollout valu
 through the same vectorized mctx search.
 """
 
+import dataclasses
+import functools
+import math
 from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 import mctx
 from flax import struct
+from mctx._src import action_selection as mctx_action_selection
+from mctx._src import search as mctx_search
 
 from azjax.games import Game, State
 from azjax.games.base import random_legal_action
@@ -113,8 +118,10 @@ def make_search(
     qtransform: Callable = qtransform_parent_value,
     params: SearchParams | None = None,
     return_tree: bool = False,
-) -> Callable[..., SearchOutput]:
-    """Builds `search(variables, states [B], key, params=None) -> SearchOutput`.
+    tree_reuse: bool = False,
+    reuse_nodes: int | None = None,
+) -> "Search":
+    """Builds `search(variables, states [B], key, params=None, tree=None) -> SearchOutput`.
 
     Args:
       game: the game whose `State` is the search embedding.
@@ -127,21 +134,82 @@ def make_search(
       return_tree: also return mctx's search `Tree` (batched [B, ...], game states as node
         embeddings) in `SearchOutput.tree`, to inspect or draw (`azjax.render.search_tree`);
         off by default, so self-play and play never carry it out of the compiled search.
+      tree_reuse: start each search from the tree a previous one left under the move played
+        (`Search.advance`, `Search.reroot`); PUCT only. The tree then always comes back.
+      reuse_nodes: the most nodes carried from one move to the next (default:
+        `num_simulations`); the tree holds `num_simulations + 1 + reuse_nodes` nodes.
 
     Returns:
-      The pure search function; its `params` argument (a `SearchParams` of floats or traced
-      scalars) overrides the built-in one. PUCT's `action` is the most visited legal move;
-      Gumbel's is the action chosen by sequential halving.
+      The pure search function (a `Search`); its `params` argument (a `SearchParams` of
+      floats or traced scalars) overrides the built-in one. PUCT's `action` is the most
+      visited legal move; Gumbel's is the action chosen by sequential halving.
 
     Raises:
-      ValueError: an unknown `algorithm`.
+      ValueError: an unknown `algorithm`, or tree reuse with Gumbel search.
     """
     if algorithm not in ("puct", "gumbel"):
         raise ValueError(f"unknown search algorithm {algorithm!r}; use 'puct' or 'gumbel'")
+    if tree_reuse and algorithm != "puct":
+        raise ValueError(
+            "tree reuse needs PUCT search (Gumbel's sequential halving starts from an empty root)"
+        )
+    return Search(
+        game=game,
+        evaluate=evaluate,
+        num_simulations=num_simulations,
+        algorithm=algorithm,
+        max_num_considered_actions=max_num_considered_actions,
+        qtransform=qtransform,
+        params=SearchParams() if params is None else params,
+        return_tree=return_tree or tree_reuse,
+        tree_reuse=tree_reuse,
+        reuse_nodes=num_simulations if reuse_nodes is None else reuse_nodes,
+    )
 
-    def recurrent_fn(variables, key: PRNGKey, action: Array, states: State):
+
+@dataclasses.dataclass(frozen=True)
+class Search:
+    """A batched search (`make_search`); call it like a function.
+
+    With `tree_reuse` a call takes the tree to start from (`tree=`: an `empty_tree`, or the
+    subtree a previous search left under the moves played since, from `advance` or
+    `reroot`) and returns the grown tree in `SearchOutput.tree`. Each call adds
+    `num_simulations` simulations to what the tree already holds, so the root's visits
+    (the policy target and the move) count the carried ones too.
+    """
+
+    game: Game
+    evaluate: Evaluator
+    num_simulations: int
+    algorithm: str
+    max_num_considered_actions: int
+    qtransform: Callable
+    params: SearchParams
+    return_tree: bool
+    tree_reuse: bool
+    reuse_nodes: int
+
+    @property
+    def num_nodes(self) -> int:
+        """Nodes per tree: the root, one per simulation and the nodes carried over."""
+        return self.num_simulations + 1 + (self.reuse_nodes if self.tree_reuse else 0)
+
+    def with_params(self, params: SearchParams) -> "Search":
+        """The same search with other tunable scalars (traced ones included)."""
+        return dataclasses.replace(self, params=params)
+
+    def with_simulations(self, num_simulations: int) -> "Search":
+        """The same search with fewer simulations per move, keeping the tree's size (a cheap
+        search of playout cap randomization can share the full search's tree)."""
+        if self.tree_reuse:
+            extra = self.num_nodes - 1 - num_simulations
+            return dataclasses.replace(self, num_simulations=num_simulations, reuse_nodes=extra)
+        return dataclasses.replace(self, num_simulations=num_simulations)
+
+    def recurrent_fn(self, variables, key: PRNGKey, action: Array, states: State):
+        game = self.game
         next_states = jax.vmap(game.step)(states, action)
-        logits, value = evaluate(variables, next_states, key)
+        logits, value = self.evaluate(variables, next_states, key)
         movers = states.current_player
         reward = jnp.take_along_axis(next_states.rewards, movers[:, None], axis=1)[:, 0]
         output = mctx.RecurrentFnOutput(
@@ -152,52 +220,277 @@ def make_search(
         )
         return output, next_states
 
-    default_params = SearchParams() if params is None else params
-
-    def search(variables, states: State, key: PRNGKey, params: SearchParams | None = None):
-        params = default_params if params is None else params
+    def __call__(
+        self,
+        variables,
+        states: State,
+        key: PRNGKey,
+        params: SearchParams | None = None,
+        tree: mctx.Tree | None = None,
+    ) -> SearchOutput:
+        params = self.params if params is None else params
         root_key, search_key = jax.random.split(key)
-        logits, value = evaluate(variables, states, root_key)
+        logits, value = self.evaluate(variables, states, root_key)
         root = mctx.RootFnOutput(
             prior_logits=mask_logits(logits, states.legal_action_mask),
             value=jnp.where(states.terminated, 0.0, value),
             embedding=states,
         )
         invalid_actions = ~states.legal_action_mask
-        if algorithm == "puct":
-            output = mctx.muzero_policy(
+        if self.tree_reuse:
+            if tree is None:
+                tree = self.empty_tree(states)
+            search_tree = self._grow(variables, search_key, root, invalid_actions, params, tree)
+        elif self.algorithm == "puct":
+            search_tree = mctx.muzero_policy(
                 variables,
                 search_key,
                 root,
-                recurrent_fn,
-                num_simulations,
+                self.recurrent_fn,
+                self.num_simulations,
                 invalid_actions=invalid_actions,
                 dirichlet_alpha=params.dirichlet_alpha,
                 dirichlet_fraction=params.dirichlet_fraction,
                 pb_c_init=params.pb_c_init,
                 pb_c_base=params.pb_c_base,
-                qtransform=qtransform,
-            )
-            weights = jnp.where(states.legal_action_mask, output.action_weights, 0.0)
-            action = jnp.argmax(weights, axis=-1).astype(jnp.int32)
+                qtransform=self.qtransform,
+            ).search_tree
         else:
             output = mctx.gumbel_muzero_policy(
                 variables,
                 search_key,
                 root,
-                recurrent_fn,
-                num_simulations,
+                self.recurrent_fn,
+                self.num_simulations,
                 invalid_actions=invalid_actions,
-                max_num_considered_actions=max_num_considered_actions,
+                max_num_considered_actions=self.max_num_considered_actions,
                 gumbel_scale=params.gumbel_scale,
             )
             weights = jnp.where(states.legal_action_mask, output.action_weights, 0.0)
+            summary = output.search_tree.summary()
             action = output.action.astype(jnp.int32)
-        searched_value = output.search_tree.summary().value
-        tree = output.search_tree if return_tree else None
-        return SearchOutput(action=action, action_weights=weights, value=searched_value, tree=tree)
+            return SearchOutput(
+                action=action,
+                action_weights=weights,
+                value=summary.value,
+                tree=output.search_tree if self.return_tree else None,
+                action_value=_take(summary.qvalues, action),
+            )
+        summary = search_tree.summary()
+        weights = jnp.where(states.legal_action_mask, summary.visit_probs, 0.0)
+        action = jnp.argmax(weights, axis=-1).astype(jnp.int32)
+        return SearchOutput(
+            action=action,
+            action_weights=weights,
+            value=summary.value,
+            tree=search_tree if self.return_tree else None,
+            action_value=_take(summary.qvalues, action),
+        )
 
-    return search
+    def _grow(self, variables, key, root, invalid_actions, params, tree):
+        """PUCT search from `tree` (mctx's `muzero_policy` and `search`, with the root taken
+        from the tree where it holds one): the same keys, noise and steps as mctx, so an
+        empty tree gives mctx's own result (tests/test_tree_reuse.py)."""
+        _, noise_key, key = jax.random.split(key, 3)
+        batch_size = root.value.shape[0]
+        carried = tree.node_visits[:, mctx.Tree.ROOT_INDEX] > 0
+        raw_prior = jnp.where(
+            carried[:, None], tree.children_prior_logits[:, mctx.Tree.ROOT_INDEX], root.prior_logits
+        )
+        probs = jax.nn.softmax(raw_prior)
+        noise = jax.random.dirichlet(
+            noise_key,
+            alpha=jnp.full([probs.shape[-1]], fill_value=params.dirichlet_alpha),
+            shape=(batch_size,),
+        )
+        noisy = (1 - params.dirichlet_fraction) * probs + params.dirichlet_fraction * noise
+        noisy = jnp.log(jnp.maximum(noisy, jnp.finfo(noisy.dtype).tiny))
+        noisy = noisy - jnp.max(noisy, axis=-1, keepdims=True)
+        prior = jnp.where(invalid_actions, jnp.finfo(noisy.dtype).min, noisy)
+        root_index = jnp.zeros(batch_size, jnp.int32)
+        fresh = mctx_search.update_tree_node(
+            _empty_like(tree), root_index, prior, root.value, root.embedding
+        )
+        kept = tree.replace(children_prior_logits=tree.children_prior_logits.at[:, 0].set(prior))
+        tree = select_rows(carried, kept, fresh).replace(root_invalid_actions=invalid_actions)
+
+        select = functools.partial(
+            mctx.muzero_action_selection,
+            pb_c_base=params.pb_c_base,
+            pb_c_init=params.pb_c_init,
+            qtransform=self.qtransform,
+        )
+        action_selection = mctx_action_selection.switching_action_selection_wrapper(
+            root_action_selection_fn=functools.partial(select, depth=0),
+            interior_action_selection_fn=select,
+        )
+        used = jnp.sum(tree.node_visits > 0, axis=1, dtype=jnp.int32)  # [B] nodes in use
+        batch_range = jnp.arange(batch_size)
+        max_depth = self.num_nodes - 1
+
+        def simulation(index, loop_state):
+            key, tree = loop_state
+            key, simulate_key, expand_key = jax.random.split(key, 3)
+            parent, action = mctx_search.simulate(
+                jax.random.split(simulate_key, batch_size), tree, action_selection, max_depth
+            )
+            node = tree.children_index[batch_range, parent, action]
+            node = jnp.where(node == mctx.Tree.UNVISITED, used + index, node)
+            tree = mctx_search.expand(
+                variables, expand_key, tree, self.recurrent_fn, parent, action, node
+            )
+            return key, mctx_search.backward(tree, node)
+
+        _, tree = jax.lax.fori_loop(0, self.num_simulations, simulation, (key, tree))
+        return tree
+
+    def empty_tree(self, states: State) -> mctx.Tree:
+        """A tree [B] holding nothing, for the states [B] a search with reuse starts from."""
+        batch_size = states.terminated.shape[0]
+        nodes, actions = self.num_nodes, self.game.num_actions
+        batch_node, batch_node_action = (batch_size, nodes), (batch_size, nodes, actions)
+        return mctx.Tree(
+            node_visits=jnp.zeros(batch_node, jnp.int32),
+            raw_values=jnp.zeros(batch_node, jnp.float32),
+            node_values=jnp.zeros(batch_node, jnp.float32),
+            parents=jnp.full(batch_node, mctx.Tree.NO_PARENT, jnp.int32),
+            action_from_parent=jnp.full(batch_node, mctx.Tree.NO_PARENT, jnp.int32),
+            children_index=jnp.full(batch_node_action, mctx.Tree.UNVISITED, jnp.int32),
+            children_prior_logits=jnp.zeros(batch_node_action, jnp.float32),
+            children_values=jnp.zeros(batch_node_action, jnp.float32),
+            children_visits=jnp.zeros(batch_node_action, jnp.int32),
+            children_rewards=jnp.zeros(batch_node_action, jnp.float32),
+            children_discounts=jnp.zeros(batch_node_action, jnp.float32),
+            embeddings=jax.tree.map(
+                lambda x: jnp.zeros((batch_size, nodes, *x.shape[1:]), x.dtype), states
+            ),
+            root_invalid_actions=jnp.zeros((batch_size, actions), bool),
+            extra_data=None,
+        )
+
+    def advance(self, tree: mctx.Tree, actions: Array) -> mctx.Tree:
+        """The subtrees [B] under `actions` [B] played at the roots (by either side): the
+        next search's trees, with their visits and values. A move the tree never expanded
+        gives an empty tree."""
+        child = jax.vmap(lambda children, action: children[mctx.Tree.ROOT_INDEX, action])(
+            tree.children_index, actions
+        )
+        return subtree(tree, child, self.reuse_nodes)
+
+    def reroot(self, tree: mctx.Tree, states: State) -> mctx.Tree:
+        """The subtrees [B] rooted at the node holding `states` [B] (the lowest-numbered
+        such node: the root, a child, a grandchild, ...); empty where none does. For callers
+        that do not follow the moves one by one (`Agent.act`, the protocols): a position
+        searched before, or reached by moves the tree expanded, keeps its statistics."""
+
+        def find(embeddings, visits, state):
+            equal = jax.tree.map(
+                lambda nodes, x: jnp.all((nodes == x).reshape(nodes.shape[0], -1), axis=1),
+                embeddings,
+                state,
+            )
+            match = functools.reduce(jnp.logical_and, jax.tree.leaves(equal)) & (visits > 0)
+            return jnp.where(jnp.any(match), jnp.argmax(match), mctx.Tree.UNVISITED)
+
+        node = jax.vmap(find)(tree.embeddings, tree.node_visits, states)
+        return subtree(tree, node.astype(jnp.int32), self.reuse_nodes)
+
+
+def _take(values: Array, actions: Array) -> Array:
+    """values[b, actions[b]] for [B, A] values."""
+    return jnp.take_along_axis(values, actions[:, None], axis=1)[:, 0]
+
+
+def select_rows(condition: Array, true_tree, false_tree):
+    """Row-wise `where` over two batched trees."""
+    return jax.tree.map(
+        lambda a, b: jnp.where(condition.reshape((-1,) + (1,) * (a.ndim - 1)), a, b),
+        true_tree,
+        false_tree,
+    )
+
+
+def _empty_like(tree: mctx.Tree) -> mctx.Tree:
+    """A tree of `tree`'s shapes holding nothing (what mctx instantiates before the root)."""
+    return tree.replace(
+        node_visits=jnp.zeros_like(tree.node_visits),
+        raw_values=jnp.zeros_like(tree.raw_values),
+        node_values=jnp.zeros_like(tree.node_values),
+        parents=jnp.full_like(tree.parents, mctx.Tree.NO_PARENT),
+        action_from_parent=jnp.full_like(tree.action_from_parent, mctx.Tree.NO_PARENT),
+        children_index=jnp.full_like(tree.children_index, mctx.Tree.UNVISITED),
+        children_prior_logits=jnp.zeros_like(tree.children_prior_logits),
+        children_values=jnp.zeros_like(tree.children_values),
+        children_visits=jnp.zeros_like(tree.children_visits),
+        children_rewards=jnp.zeros_like(tree.children_rewards),
+        children_discounts=jnp.zeros_like(tree.children_discounts),
+        embeddings=jax.tree.map(jnp.zeros_like, tree.embeddings),
+    )
+
+
+def subtree(tree: mctx.Tree, node: Array, max_nodes: int) -> mctx.Tree:
+    """The subtrees [B] of a batched tree rooted at `node` [B] (UNVISITED: empty), renumbered
+    from 0 in the order of their old indices, in a tree of the same size.
+
+    A node's parent always has a lower index (mctx numbers nodes as it expands them), so
+    renumbering in index order keeps parents before children, and the first `max_nodes` of
+    a larger subtree still form a tree: the deeper nodes beyond it are dropped, and the
+    edges to them keep their visit counts and values but lose their child, which the next
+    search expands again if it goes there. Membership is found by pointer jumping (log2 of
+    the tree size passes over the nodes), so the cost per move is O(n log n) in the tree
+    size n, never quadratic.
+    """
+
+    def one(tree: mctx.Tree, node: Array) -> mctx.Tree:
+        size = tree.node_visits.shape[0]
+        index = jnp.arange(size, dtype=jnp.int32)
+        valid = (node >= 0) & (tree.node_visits[jnp.maximum(node, 0)] > 0)
+        up = jnp.where(tree.parents >= 0, tree.parents, index)
+        inside = index == node  # becomes: `node` is the node or one of its ancestors
+        for _ in range(max(1, math.ceil(math.log2(size)))):
+            inside = inside | inside[up]
+            up = up[up]
+        inside &= valid
+        rank = jnp.cumsum(inside, dtype=jnp.int32) - 1
+        keep = inside & (rank < max_nodes)
+        renumber = jnp.where(keep, rank, mctx.Tree.UNVISITED)  # old index -> new index
+        destination = jnp.where(keep, rank, size)  # out of range: dropped
+
+        def remap(indices):
+            return jnp.where(indices >= 0, renumber[jnp.maximum(indices, 0)], indices)
+
+        is_root = index == node
+        moved = tree.replace(
+            parents=jnp.where(is_root, mctx.Tree.NO_PARENT, remap(tree.parents)),
+            action_from_parent=jnp.where(is_root, mctx.Tree.NO_PARENT, tree.action_from_parent),
+            children_index=remap(tree.children_index),
+        )
+        empty = _empty_like(tree)
+        fields = (
+            "node_visits",
+            "raw_values",
+            "node_values",
+            "parents",
+            "action_from_parent",
+            "children_index",
+            "children_prior_logits",
+            "children_values",
+            "children_visits",
+            "children_rewards",
+            "children_discounts",
+            "embeddings",
+        )
+        updates = {
+            name: jax.tree.map(
+                lambda blank, old: blank.at[destination].set(old, mode="drop"),
+                getattr(empty, name),
+                getattr(moved, name),
+            )
+            for name in fields
+        }
+        return tree.replace(**updates)
+
+    return jax.vmap(one)(tree, node)
 
 
 def make_mcts_baseline(game: Game, *, num_simulations: int, pb_c_init: float = 6.0):

@@ -7,9 +7,10 @@ game ends, in this call or a later one: a running game keeps no copy of its posi
 every position is labelled exactly once.
 """
 
+import dataclasses
 import functools
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -18,7 +19,42 @@ from flax import struct
 from azjax import replay
 from azjax.games import Game, State
 from azjax.replay import ReplayBuffer
+from azjax.search import Search
 from azjax.types import Array, PRNGKey, SearchOutput
+
+# The thresholds whose false-positive rates resignation measures (v_resign moves among them).
+RESIGN_THRESHOLDS = tuple(round(-0.98 + 0.03 * k, 2) for k in range(17))  # -0.98 ... -0.5
+NO_RESIGN = -1.0  # a threshold no searched value falls below
+
+
+@dataclasses.dataclass(frozen=True)
+class ResignRule:
+    """AlphaGo Zero's resignation (Silver et al. 2017, "Methods: Self-play").
+
+    A game resigns when the mover's searched value and the value of its chosen move are both
+    below `v_resign`. A fraction of games may not resign; in them the first player whose
+    values fell below each of `RESIGN_THRESHOLDS` is noted, and a *false positive* at that
+    threshold is such a game whose would-be resigner did not lose. `v_resign` becomes the
+    highest threshold whose false-positive rate (over the decayed count of those games) is
+    at most `target`, once `min_games` of them have ended; before that it is `initial`.
+    """
+
+    initial: float = -0.9  # v_resign before enough games were checked
+    no_resign_fraction: float = 0.1  # games that never resign and measure false positives
+    target: float = 0.05  # highest false-positive rate allowed
+    min_games: int = 20  # checked games before v_resign adapts
+    decay: float = 0.98  # per self-play call, of the checked-game counts
+
+
+@struct.dataclass
+class Resignation:
+    """Resignation's state: per slot, and the measured false positives."""
+
+    allowed: Array  # [B] bool: the slot's game may resign (the others check false positives)
+    would_resign: Array  # [B, K] int8: first player whose values fell below threshold k, or -1
+    threshold: Array  # [] float32 v_resign now
+    checked: Array  # [] float32 games that could not resign and ended (decayed)
+    false_positives: Array  # [K] float32 of those, games the would-be resigner did not lose
 
 
 @struct.dataclass
@@ -26,15 +62,31 @@ class SelfPlayState:
     """Everything self-play carries from one call to the next: the game in each slot [B].
 
     The positions of a running game are in the replay buffer, unlabelled; there are
-    `num_pending` of them (its plies so far).
+    `num_pending` of them.
     """
 
     games: State  # [B]
+    # [B] int32 positions of each slot's running game in the buffer: with playout caps only
+    # the full searches are stored (None: every ply is).
+    stored: Array | None = None
+    resignation: Resignation | None = None  # None: games never resign
 
     @property
     def num_pending(self) -> Array:
         """[B] int32 positions of each slot's running game, waiting for its outcome."""
-        return jnp.where(self.games.terminated, 0, self.games.step_count).astype(jnp.int32)
+        count = self.games.step_count if self.stored is None else self.stored
+        return jnp.where(self.games.terminated, 0, count).astype(jnp.int32)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlayoutCap:
+    """KataGo's playout cap randomization (Wu 2019, section 3.1): each ply is a full search
+    with probability `full_fraction` (its positions are stored as training targets) or a
+    cheap search of `cheap_search` (no root noise; played, not stored). The choice is made
+    per ply for the whole batch, so a cheap ply really runs the cheap search only."""
+
+    full_fraction: float
+    cheap_search: Search
 
 
 class SelfPlayOutput(NamedTuple):
@@ -46,6 +98,10 @@ class SelfPlayOutput(NamedTuple):
     first_player_wins: Array  # [] int32
     second_player_wins: Array  # [] int32
     root_value: Array  # [] float32 mean searched root value
+    num_stored: Array  # [] int32 positions written to the buffer
+    num_full_plies: Array  # [] int32 plies searched in full (all of them without caps)
+    carried_fraction: Array  # [] float32 mean share of root visits carried over (tree reuse)
+    num_resigned: Array  # [] int32 games that ended by resignation
 
 
 def choose_action(
@@ -73,66 +129,209 @@ def choose_action(
     return action.astype(jnp.int32)
 
 
-def init(game: Game, key: PRNGKey, *, batch_size: int) -> SelfPlayState:
+def init(
+    game: Game,
+    key: PRNGKey,
+    *,
+    batch_size: int,
+    playout_cap: bool = False,
+    resign: ResignRule | None = None,
+) -> SelfPlayState:
     """Starts `batch_size` games (B)."""
-    return SelfPlayState(jax.vmap(game.init)(jax.random.split(key, batch_size)))
+    game_key, resign_key = jax.random.split(key)
+    games = jax.vmap(game.init)(jax.random.split(game_key, batch_size))
+    resignation = None
+    if resign is not None:
+        resignation = Resignation(
+            allowed=jax.random.uniform(resign_key, (batch_size,)) >= resign.no_resign_fraction,
+            would_resign=jnp.full((batch_size, len(RESIGN_THRESHOLDS)), -1, jnp.int8),
+            threshold=jnp.float32(resign.initial),
+            checked=jnp.float32(0.0),
+            false_positives=jnp.zeros(len(RESIGN_THRESHOLDS), jnp.float32),
+        )
+    stored = jnp.zeros(batch_size, jnp.int32) if playout_cap else None
+    return SelfPlayState(games, stored, resignation)
+
+
+def _where_rows(condition: Array, new, old):
+    return jax.tree.map(
+        lambda a, b: jnp.where(condition.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, old
+    )
+
+
+class Ply(NamedTuple):
+    """What one ply played, for the buffer and the statistics."""
+
+    searched: State  # [B] the positions searched
+    output: SearchOutput
+    ended: Array  # [B] bool the game ended with this ply (by the rules or resignation)
+    rewards: Array  # [B, 2] final rewards of the games that ended
+    lengths: Array  # [B] int32 stored positions of the games that ended (this one included)
+    full: Array  # [] bool the ply was a full search (stored)
+    carried: Array  # [B] int32 root visits carried over
+    resigned: Array  # [B] bool
 
 
 def play_ply(
     game: Game,
-    search: Callable[..., SearchOutput],
+    search: Search,
     variables,
-    states: State,
+    state: SelfPlayState,
+    tree,
     key: PRNGKey,
     *,
-    temperature_moves: int,
+    temperature_moves,
     sample_search_action: bool = False,
-):
-    """One ply in every slot [B]: restart finished games, search, choose and play a move.
+    playout_cap: PlayoutCap | None = None,
+    resign: ResignRule | None = None,
+) -> tuple[SelfPlayState, Any, Ply]:
+    """One ply in every slot [B]: restart finished games, search, choose and play a move
+    (or resign).
 
-    Returns the next states [B] and (states searched, ended, rewards, step_count, search
-    output) of the ply.
+    Args:
+      tree: with tree reuse, the trees [B] carried from the previous ply (else None).
+
+    Returns:
+      The next self-play state, the trees carried to the next ply, and the `Ply`.
     """
-    batch_size = states.terminated.shape[0]
-    reset_key, search_key, sample_key = jax.random.split(key, 3)
+    batch_size = state.games.terminated.shape[0]
+    reset_key, search_key, sample_key, cap_key, resign_key = jax.random.split(key, 5)
+    restart = state.games.terminated
     fresh = jax.vmap(game.init)(jax.random.split(reset_key, batch_size))
-    states = jax.tree.map(
-        lambda new, old: jnp.where(
-            states.terminated.reshape((-1,) + (1,) * (old.ndim - 1)), new, old
-        ),
-        fresh,
-        states,
-    )
-    output = search(variables, states, search_key)
+    states = _where_rows(restart, fresh, state.games)
+    carried = jnp.zeros(batch_size, jnp.int32)
+    if tree is not None:
+        tree = tree.replace(node_visits=jnp.where(restart[:, None], 0, tree.node_visits))
+        carried = tree.node_visits[:, 0]
+
+    def full_search(tree):
+        if tree is None:  # any searcher without reuse (tests pass plain functions)
+            return search(variables, states, search_key)
+        return search(variables, states, search_key, tree=tree)
+
+    if playout_cap is None:
+        full = jnp.bool_(True)
+        output = full_search(tree)
+    else:
+        full = jax.random.uniform(cap_key) < playout_cap.full_fraction
+        cheap = playout_cap.cheap_search.with_params(
+            search.params.replace(dirichlet_fraction=0.0, gumbel_scale=0.0)
+        )
+
+        def cheap_search(tree):
+            if tree is None:
+                return cheap(variables, states, search_key)
+            return cheap(variables, states, search_key, tree=tree)
+
+        output = jax.lax.cond(full, full_search, cheap_search, tree)
     action = choose_action(
         output, states, sample_key, temperature_moves, sample_search_action=sample_search_action
     )
-    next_states = jax.vmap(game.step)(states, action)
-    ended = next_states.terminated
-    return next_states, (states, ended, next_states.rewards, next_states.step_count, output)
+    next_games = jax.vmap(game.step)(states, action)
+
+    resignation, resigned = state.resignation, jnp.zeros(batch_size, bool)
+    if resignation is not None:
+        resignation = _restart_resignation(resignation, restart, resign, resign_key)
+        resignation, resigned, next_games = _resign(resignation, states, next_games, output, resign)
+
+    ended = next_games.terminated
+    if state.stored is None:
+        stored, lengths = None, next_games.step_count
+    else:
+        stored = jnp.where(restart, 0, state.stored) + full.astype(jnp.int32)
+        lengths = stored
+    if tree is not None:
+        tree = search.advance(output.tree, action)
+    next_state = SelfPlayState(next_games, stored, resignation)
+    ply = Ply(states, output, ended, next_games.rewards, lengths, full, carried, resigned)
+    return next_state, tree, ply
+
+
+def _restart_resignation(resignation: Resignation, restart, rule: ResignRule, key):
+    allowed = jax.random.uniform(key, restart.shape) >= rule.no_resign_fraction
+    return resignation.replace(
+        allowed=jnp.where(restart, allowed, resignation.allowed),
+        would_resign=jnp.where(restart[:, None], -1, resignation.would_resign).astype(jnp.int8),
+    )
+
+
+def _resign(resignation: Resignation, states: State, next_games: State, output, rule):
+    """Ends the games whose mover resigns; notes would-be resignations in the others and
+    counts their false positives when they end."""
+    movers = states.current_player
+    # The mover's searched value and its chosen move's value, both below the threshold.
+    value = jnp.maximum(output.value, output.action_value)
+    live = ~states.terminated
+    resigned = live & resignation.allowed & (value < resignation.threshold)
+    loser_rewards = jnp.where(jnp.arange(2)[None, :] == movers[:, None], -1.0, 1.0)
+    resigned_games = next_games.replace(
+        terminated=jnp.ones_like(next_games.terminated),
+        rewards=loser_rewards.astype(next_games.rewards.dtype),
+        legal_action_mask=jnp.zeros_like(next_games.legal_action_mask),
+        step_count=states.step_count + 1,
+    )
+    next_games = _where_rows(resigned, resigned_games, next_games)
+
+    thresholds = jnp.asarray(RESIGN_THRESHOLDS, jnp.float32)
+    below = live[:, None] & ~resignation.allowed[:, None] & (value[:, None] < thresholds)
+    first = (resignation.would_resign < 0) & below
+    would_resign = jnp.where(first, movers[:, None], resignation.would_resign).astype(jnp.int8)
+    checked = next_games.terminated & ~resignation.allowed & live
+    resigner = jnp.clip(would_resign, 0, 1).astype(jnp.int32)
+    resigner_reward = jnp.take_along_axis(next_games.rewards, resigner, axis=1)  # [B, K]
+    wrong = checked[:, None] & (would_resign >= 0) & (resigner_reward >= 0)
+    resignation = resignation.replace(
+        would_resign=would_resign,
+        checked=resignation.checked + jnp.sum(checked),
+        false_positives=resignation.false_positives + jnp.sum(wrong, axis=0),
+    )
+    del rule
+    return resignation, resigned, next_games
+
+
+def false_positive_rates(resignation: Resignation) -> Array:
+    """[K] the measured false-positive rate at each of `RESIGN_THRESHOLDS`."""
+    return resignation.false_positives / jnp.maximum(resignation.checked, 1.0)
+
+
+def adapt_threshold(resignation: Resignation, rule: ResignRule) -> Resignation:
+    """v_resign: the highest threshold whose false-positive rate is at most the target (none
+    qualifying: `NO_RESIGN`), once enough games were checked; the counts then decay."""
+    thresholds = jnp.asarray(RESIGN_THRESHOLDS, jnp.float32)
+    good = false_positive_rates(resignation) <= rule.target
+    best = jnp.max(jnp.where(good, thresholds, NO_RESIGN))
+    ready = resignation.checked >= rule.min_games
+    return resignation.replace(
+        threshold=jnp.where(ready, best, resignation.threshold).astype(jnp.float32),
+        checked=resignation.checked * rule.decay,
+        false_positives=resignation.false_positives * rule.decay,
+    )
 
 
 def run(
     game: Game,
-    search: Callable[..., SearchOutput],
+    search: Search,
     variables,
     state: SelfPlayState,
     buffer: ReplayBuffer,
     key: PRNGKey,
     *,
     num_steps: int,
-    temperature_moves: int,
+    temperature_moves,
     sample_search_action: bool = False,
     write: Callable | None = None,
+    playout_cap: PlayoutCap | None = None,
+    resign: ResignRule | None = None,
 ) -> tuple[SelfPlayState, ReplayBuffer, SelfPlayOutput]:
     """Plays `num_steps` plies (T) in every slot, writing each position to `buffer` and
     labelling the positions of the games that end.
 
     Args:
       game: the game.
-      search: `search(variables, states [B], key) -> SearchOutput` (with exploration noise).
+      search: the `search.Search` (with exploration noise); with tree reuse each slot's
+        tree follows its game through the call (it starts empty at every call).
       variables: the network variables the search evaluates with.
-      state: the games in progress (`init`).
+      state: the games in progress (`init`, with `playout_cap` and `resign` as here).
       buffer: the replay buffer the positions go to.
       key: randomness of this call.
       num_steps: T, plies per call (static).
@@ -142,22 +341,29 @@ def run(
         sampling from its policy (Gumbel search, whose action already carries noise).
       write: `replay.write` with its static settings bound, sharded over the devices when
         there is a mesh (`steps.play_step` passes it); default: one unsharded ring.
+      playout_cap: playout cap randomization (None: every ply is a full, stored search).
+      resign: resignation (None: games are played out); `v_resign` adapts after the call.
     """
     write = write or functools.partial(replay.write, max_length=game.max_episode_length)
     encode = jax.vmap(game.encode_observation)
     observe = jax.vmap(game.observe)
+    tree = search.empty_tree(state.games) if getattr(search, "tree_reuse", False) else None
 
     def scan_ply(carry, ply_key):
-        states, buffer = carry
-        next_states, (searched, ended, rewards, lengths, output) = play_ply(
+        state, tree, buffer = carry
+        state, tree, ply = play_ply(
             game,
             search,
             variables,
-            states,
+            state,
+            tree,
             ply_key,
             temperature_moves=temperature_moves,
             sample_search_action=sample_search_action,
+            playout_cap=playout_cap,
+            resign=resign,
         )
+        searched, output, ended, rewards = ply.searched, ply.output, ply.ended, ply.rewards
         buffer, labelled = write(
             buffer,
             encode(observe(searched)),
@@ -165,22 +371,42 @@ def run(
             searched.current_player,
             ended,
             rewards,
-            lengths,
+            ply.lengths,
+            ply.full,
+            output.value,
         )
+        visits = jnp.maximum(ply.carried + getattr(search, "num_simulations", 1), 1)
         stats = (
             labelled,
             jnp.sum(ended, dtype=jnp.int32),
-            jnp.sum(jnp.where(ended, lengths, 0), dtype=jnp.int32),
+            jnp.sum(jnp.where(ended, searched.step_count + 1, 0), dtype=jnp.int32),
             jnp.sum(ended & (rewards[:, 0] > 0), dtype=jnp.int32),
             jnp.sum(ended & (rewards[:, 1] > 0), dtype=jnp.int32),
             jnp.mean(output.value),
+            jnp.where(ply.full, searched.terminated.shape[0], 0).astype(jnp.int32),
+            ply.full.astype(jnp.int32),
+            jnp.mean(ply.carried / visits),
+            jnp.sum(ply.resigned, dtype=jnp.int32),
         )
-        return (next_states, buffer), stats
+        return (state, tree, buffer), stats
 
-    (games, buffer), stats = jax.lax.scan(
-        scan_ply, (state.games, buffer), jax.random.split(key, num_steps)
+    (state, _, buffer), stats = jax.lax.scan(
+        scan_ply, (state, tree, buffer), jax.random.split(key, num_steps)
     )
-    labelled, ended, lengths, first_wins, second_wins, root_value = stats
+    (
+        labelled,
+        ended,
+        lengths,
+        first_wins,
+        second_wins,
+        root_value,
+        stored,
+        full,
+        carried,
+        resigned,
+    ) = stats
+    if state.resignation is not None:
+        state = state.replace(resignation=adapt_threshold(state.resignation, resign))
     output = SelfPlayOutput(
         num_labelled=jnp.sum(labelled),
         num_games=jnp.sum(ended),
@@ -188,5 +414,9 @@ def run(
         first_player_wins=jnp.sum(first_wins),
         second_player_wins=jnp.sum(second_wins),
         root_value=jnp.mean(root_value),
+        num_stored=jnp.sum(stored),
+        num_full_plies=jnp.sum(full),
+        carried_fraction=jnp.mean(carried),
+        num_resigned=jnp.sum(resigned),
     )
-    return SelfPlayState(games), buffer, output
+    return state, buffer, output

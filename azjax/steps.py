@@ -35,6 +35,8 @@ class TrainerState:
     num_games: Array  # [] int32 self-play games finished
     num_positions: Array  # [] int32 self-play positions played
     elapsed: Array  # [] float32 wall-clock seconds spent in this run so far
+    # [] float32 the KL-adaptive learning rate's multiplier (None: `kl_target` is off)
+    lr_multiplier: Array | None = None
 
 
 def init_state(pipeline: Pipeline, key: PRNGKey) -> TrainerState:
@@ -51,13 +53,21 @@ def init_state(pipeline: Pipeline, key: PRNGKey) -> TrainerState:
             game.num_actions,
             stored.dtype,
             num_shards=pipeline.num_shards,
+            root_value=pipeline.value_target_mix > 0,
         ),
-        selfplay=selfplay.init(game, selfplay_key, batch_size=pipeline.selfplay_batch_size),
+        selfplay=selfplay.init(
+            game,
+            selfplay_key,
+            batch_size=pipeline.selfplay_batch_size,
+            playout_cap=pipeline.playout_cap is not None,
+            resign=pipeline.resign,
+        ),
         key=key,
         iteration=jnp.zeros((), jnp.int32),
         num_games=jnp.zeros((), jnp.int32),
         num_positions=jnp.zeros((), jnp.int32),
         elapsed=jnp.zeros((), jnp.float32),
+        lr_multiplier=jnp.ones((), jnp.float32) if pipeline.kl_target > 0 else None,
     )
 
 
@@ -69,7 +79,7 @@ def play_step(
     Returns the new state, self-play metrics and the learner keys [U / chunk, chunk, 2].
     """
     key, selfplay_key, learn_key = jax.random.split(state.key, 3)
-    search = functools.partial(pipeline.search, params=hyper.search)
+    search = pipeline.search.with_params(hyper.search)
     selfplay_state, buffer, played = selfplay.run(
         pipeline.game,
         search,
@@ -81,6 +91,8 @@ def play_step(
         temperature_moves=hyper.temperature_moves,
         sample_search_action=pipeline.sample_search_action,
         write=replay_writer(pipeline),
+        playout_cap=pipeline.playout_cap,
+        resign=pipeline.resign,
     )
     games = jnp.maximum(played.num_games, 1)
     metrics = dict(
@@ -92,6 +104,25 @@ def play_step(
         root_value=played.root_value,
         buffer_size=buffer.size,
     )
+    if pipeline.search.tree_reuse:
+        metrics["reuse/carried_fraction"] = played.carried_fraction
+    if pipeline.playout_cap is not None:
+        metrics["playout_cap/full_fraction"] = played.num_full_plies / pipeline.num_steps
+    resignation = selfplay_state.resignation
+    if resignation is not None:
+        # At the grid threshold nearest the v_resign this call played with (the decay
+        # after the call scales both counts alike).
+        rates = selfplay.false_positive_rates(resignation)
+        thresholds = jnp.asarray(selfplay.RESIGN_THRESHOLDS)
+        at = jnp.argmin(jnp.abs(thresholds - state.selfplay.resignation.threshold))
+        metrics.update(
+            {
+                "resign/threshold": resignation.threshold,
+                "resign/resigned_rate": played.num_resigned / games,
+                "resign/false_positive_rate": rates[at],
+                "resign/checked_games": resignation.checked,
+            }
+        )
     positions = pipeline.selfplay_batch_size * pipeline.num_steps
     next_state = state.replace(
         buffer=buffer,
@@ -111,9 +142,12 @@ def replay_writer(pipeline: Pipeline):
     if pipeline.mesh is None:
         return write
     split, whole = PartitionSpec("data"), PartitionSpec()
-    specs = replay.specs()
+    specs = replay.specs(pipeline.value_target_mix > 0)
     return replay.sharded(
-        pipeline.mesh, write, (specs, split, split, split, split, split, split), (specs, whole)
+        pipeline.mesh,
+        write,
+        (specs, split, split, split, split, split, split, whole, split),
+        (specs, whole),
     )
 
 
@@ -130,7 +164,9 @@ def sample_batch(pipeline: Pipeline, buffer: ReplayBuffer, key: PRNGKey) -> Batc
         if pipeline.mesh is not None:
             key = jax.random.fold_in(key, jax.lax.axis_index("data"))
         sample_key, symmetry_key = jax.random.split(key)
-        batch = replay.sample(buffer, sample_key, per_shard, game.decode_observation)
+        batch = replay.sample(
+            buffer, sample_key, per_shard, game.decode_observation, pipeline.value_target_mix
+        )
         if pipeline.augment and game.symmetries > 1:
             index = jax.random.randint(symmetry_key, (per_shard,), 0, game.symmetries)
             obs, policy = jax.vmap(game.apply_symmetry)(batch.obs, batch.policy, index)
@@ -140,7 +176,10 @@ def sample_batch(pipeline: Pipeline, buffer: ReplayBuffer, key: PRNGKey) -> Batc
     split = PartitionSpec("data")
     batch_specs = Batch(obs=split, policy=split, value=split)
     sharded_draw = replay.sharded(
-        pipeline.mesh, draw, (replay.specs(), PartitionSpec()), batch_specs
+        pipeline.mesh,
+        draw,
+        (replay.specs(pipeline.value_target_mix > 0), PartitionSpec()),
+        batch_specs,
     )
     return sharded_draw(buffer, key)
 
@@ -163,6 +202,11 @@ def learn_step(
     share = max(1, -(-pipeline.replay_min_size // shards))
     ready = jnp.min(replay.shard_sizes(state.buffer, shards)) >= share
     train_state, all_metrics = state.train_state, []
+    learning_rate = hyper.learning_rate
+    if state.lr_multiplier is not None:
+        learning_rate = learning_rate * state.lr_multiplier
+        probe = sample_batch(pipeline, state.buffer, keys[0])
+        before = _policy(pipeline, train_state, probe)
     for index in range(pipeline.chunk):
         batch = sample_batch(pipeline, state.buffer, keys[index])
         new_state, metrics = learner.update(
@@ -170,7 +214,7 @@ def learn_step(
             pipeline.optimizer,
             train_state,
             batch,
-            learning_rate=hyper.learning_rate,
+            learning_rate=learning_rate,
             weight_decay=hyper.weight_decay,
             value_loss_weight=hyper.value_loss_weight,
         )
@@ -178,10 +222,32 @@ def learn_step(
         all_metrics.append(metrics)
     metrics = jax.tree.map(lambda *values: jnp.mean(jnp.stack(values)), *all_metrics)
     metrics.update(
-        learning_rate=hyper.learning_rate * pipeline.optimizer.shape(train_state.step),
+        learning_rate=learning_rate * pipeline.optimizer.shape(train_state.step),
         updates=train_state.step,
     )
-    return state.replace(train_state=train_state), metrics
+    state = state.replace(train_state=train_state)
+    if state.lr_multiplier is not None:
+        after = _policy(pipeline, train_state, probe)
+        kl = jnp.mean(jnp.sum(jnp.exp(before) * (before - after), axis=-1))
+        multiplier = adapt_learning_rate(state.lr_multiplier, kl, pipeline.kl_target)
+        state = state.replace(lr_multiplier=jnp.where(ready, multiplier, state.lr_multiplier))
+        metrics.update(kl=kl, lr_multiplier=state.lr_multiplier)
+    return state, metrics
+
+
+def _policy(pipeline: Pipeline, train_state: TrainState, batch: Batch) -> Array:
+    """[b, A] the network's log policy (inference mode) on a minibatch."""
+    logits, _, _ = pipeline.network.apply(train_state.variables, batch.obs, False)
+    return jax.nn.log_softmax(logits.astype(jnp.float32), axis=-1)
+
+
+def adapt_learning_rate(multiplier: Array, kl: Array, target: float) -> Array:
+    """AlphaZero_Gomoku's rule (train.py `policy_update`): divide the learning rate's
+    multiplier by 1.5 when the policy moved by KL > 2 * target, multiply it by 1.5 when
+    KL < target / 2, within [0.1, 10]."""
+    multiplier = jnp.where((kl > 2 * target) & (multiplier > 0.1), multiplier / 1.5, multiplier)
+    multiplier = jnp.where((kl < target / 2) & (multiplier < 10.0), multiplier * 1.5, multiplier)
+    return multiplier.astype(jnp.float32)
 
 
 def relayout(state: TrainerState, shardings: TrainerState, num_shards: int) -> TrainerState:

@@ -66,12 +66,18 @@ def state_shardings(pipeline: Pipeline, mesh: Mesh) -> TrainerState:
     shardings = jax.tree.map(lambda _: replicated, abstract)
     buffer = jax.tree.map(
         lambda spec: NamedSharding(mesh, spec),
-        replay.specs(),
+        replay.specs(abstract.buffer.root_value is not None),
         is_leaf=lambda x: isinstance(x, PartitionSpec),
     )
-    return shardings.replace(
-        selfplay=jax.tree.map(lambda _: batch, abstract.selfplay), buffer=buffer
-    )
+    # Per game slot: split; resignation's threshold and counts: replicated.
+    selfplay = jax.tree.map(lambda _: batch, abstract.selfplay)
+    if abstract.selfplay.resignation is not None:
+        selfplay = selfplay.replace(
+            resignation=selfplay.resignation.replace(
+                threshold=replicated, checked=replicated, false_positives=replicated
+            )
+        )
+    return shardings.replace(selfplay=selfplay, buffer=buffer)
 
 
 class CompiledRun(NamedTuple):

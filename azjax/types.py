@@ -52,6 +52,8 @@ class SearchOutput(NamedTuple):
     # None: node_visits [B, N], node_values [B, N] for the player to move at each node,
     # children_* [B, N, A], the game states as `embeddings`; N = num_simulations + 1.
     tree: Any = None
+    # [B] float32 searched value (Q) of the chosen action for the player to move, or None
+    action_value: Any = None
 
 
 # evaluate(params, states [B], key) -> (prior logits [B, A], value [B] for the player to move)

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax import __version__, build, games, notation
-from azjax.agent import Agent
+from azjax.agent import Agent, TreeMemory
 from azjax.games import State
 from azjax.protocols import gtp_analysis, gtp_extensions, gtp_io, sgf
 from azjax.protocols.gtp_io import COLORS, FLOAT, GtpError, Streaming, integer, integers
@@ -95,7 +95,7 @@ class Engine(gtp_extensions.ExtensionCommands):
         self.komi = self.game.komi
         self._step = jax.jit(self.game.step)
         self._score_of = jax.jit(self.game.score)
-        self._act = jax.jit(  # (variables, states [1], key) -> SearchOutput
+        self._act = TreeMemory(  # (variables, states [1], key) -> SearchOutput, tree reused
             build.make_agent_searcher(
                 config, self.game, agent.network, num_simulations=agent.num_simulations
             )

@@ -1,0 +1,193 @@
+"""Tree reuse (`search.Search` with `tree_reuse`): an empty tree searches exactly like mctx's
+`muzero_policy`, and the subtree under a move carries its statistics over exactly."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+import pytest
+
+from azjax import games
+from azjax.search import SearchParams, make_search, rollout_evaluator
+
+SIMULATIONS = 24
+NOISY = SearchParams(dirichlet_alpha=0.5, dirichlet_fraction=0.25)
+
+
+@functools.cache
+def _setup(game_name: str = "connect_four"):
+    game = games.make(game_name)
+    evaluate = rollout_evaluator(game)
+    plain = make_search(game, evaluate, num_simulations=SIMULATIONS, return_tree=True)
+    reuse = make_search(game, evaluate, num_simulations=SIMULATIONS, tree_reuse=True)
+    states = jax.vmap(game.init)(jax.random.split(jax.random.PRNGKey(1), 4))
+    # Different positions in the batch: a few random moves into each game.
+    for ply in range(3):
+        actions = jax.vmap(
+            lambda s, k: jax.random.categorical(k, jnp.where(s.legal_action_mask, 0.0, -jnp.inf))
+        )(states, jax.random.split(jax.random.PRNGKey(ply), 4))
+        states = jax.vmap(game.step)(states, actions.astype(jnp.int32))
+    return game, jax.jit(plain), reuse, jax.jit(reuse), states
+
+
+def _tree_arrays(tree):
+    return {
+        name: np.asarray(getattr(tree, name))
+        for name in (
+            "node_visits",
+            "raw_values",
+            "node_values",
+            "parents",
+            "action_from_parent",
+            "children_index",
+            "children_prior_logits",
+            "children_values",
+            "children_visits",
+            "children_rewards",
+            "children_discounts",
+        )
+    }
+
+
+def test_empty_tree_searches_exactly_like_mctx():
+    _, plain, reuse, reuse_jit, states = _setup()
+    key = jax.random.PRNGKey(7)
+    expected = plain(None, states, key, NOISY)
+    got = reuse_jit(None, states, key, NOISY, reuse.empty_tree(states))
+    np.testing.assert_array_equal(got.action, expected.action)
+    np.testing.assert_array_equal(got.action_weights, expected.action_weights)
+    np.testing.assert_array_equal(got.value, expected.value)
+    nodes = SIMULATIONS + 1
+    assert got.tree.node_visits.shape[1] == 2 * SIMULATIONS + 1
+    for name, want in _tree_arrays(expected.tree).items():
+        have = np.asarray(getattr(got.tree, name))
+        np.testing.assert_array_equal(have[:, :nodes], want, err_msg=name)
+    assert not np.any(np.asarray(got.tree.node_visits)[:, nodes:])  # nothing beyond
+
+
+def _walk(tree, row, node):
+    """The subtree at `node` of batch row `row` as nested (statistics, children) tuples."""
+    arrays = _tree_arrays(tree)
+    stats = tuple(
+        float(arrays[name][row, node]) for name in ("node_visits", "raw_values", "node_values")
+    )
+    edges = tuple(
+        np.asarray(arrays[name][row, node]).tolist()
+        for name in (
+            "children_prior_logits",
+            "children_values",
+            "children_visits",
+            "children_rewards",
+            "children_discounts",
+        )
+    )
+    children = tuple(
+        (action, _walk(tree, row, int(child)))
+        for action, child in enumerate(arrays["children_index"][row, node])
+        if child >= 0
+    )
+    return stats, edges, children
+
+
+def test_advance_carries_the_subtree_exactly():
+    game, _, reuse, reuse_jit, states = _setup()
+    output = reuse_jit(None, states, jax.random.PRNGKey(3), NOISY, reuse.empty_tree(states))
+    carried = jax.jit(reuse.advance)(output.tree, output.action)
+    for row in range(states.terminated.shape[0]):
+        child = int(output.tree.children_index[row, 0, output.action[row]])
+        assert child > 0
+        assert _walk(carried, row, 0) == _walk(output.tree, row, child)
+        visits = int(output.tree.node_visits[row, child])
+        assert int(jnp.sum(carried.node_visits[row] > 0)) == visits  # one node per visit
+        assert int(carried.parents[row, 0]) == mctx.Tree.NO_PARENT
+        # The root's game state is the position after the move.
+        after = jax.tree.map(lambda x: x[row], jax.vmap(game.step)(states, output.action))
+        root = jax.tree.map(lambda x: x[row, 0], carried.embeddings)
+        for a, b in zip(jax.tree.leaves(after), jax.tree.leaves(root), strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_next_search_adds_to_the_carried_visits():
+    game, _, reuse, reuse_jit, states = _setup()
+    output = reuse_jit(None, states, jax.random.PRNGKey(3), NOISY, reuse.empty_tree(states))
+    carried = reuse.advance(output.tree, output.action)
+    next_states = jax.vmap(game.step)(states, output.action)
+    again = reuse_jit(None, next_states, jax.random.PRNGKey(4), NOISY, carried)
+    carried_visits = np.asarray(carried.node_visits[:, 0])
+    np.testing.assert_array_equal(again.tree.node_visits[:, 0], carried_visits + SIMULATIONS)
+    np.testing.assert_array_equal(
+        jnp.sum(again.tree.node_visits > 0, axis=1), carried_visits + SIMULATIONS
+    )
+    # Without noise the root's children keep their carried visits as a floor.
+    assert np.all(
+        np.asarray(again.tree.children_visits[:, 0]) >= np.asarray(carried.children_visits[:, 0])
+    )
+
+
+def test_unexpanded_move_gives_an_empty_tree():
+    _, _, reuse, reuse_jit, states = _setup()
+    output = reuse_jit(None, states, jax.random.PRNGKey(3), NOISY, reuse.empty_tree(states))
+    empty = reuse.advance(
+        output.tree.replace(children_index=output.tree.children_index.at[:, 0, :].set(-1)),
+        output.action,
+    )
+    assert not np.any(np.asarray(empty.node_visits))
+
+
+def test_truncation_keeps_a_consistent_tree():
+    game = games.make("connect_four")
+    reuse = make_search(
+        game, rollout_evaluator(game), num_simulations=40, tree_reuse=True, reuse_nodes=6
+    )
+    states = jax.vmap(game.init)(jax.random.split(jax.random.PRNGKey(0), 2))
+    output = jax.jit(reuse)(
+        None,
+        states,
+        jax.random.PRNGKey(0),
+        SearchParams(dirichlet_fraction=0.0),
+        reuse.empty_tree(states),
+    )
+    carried = reuse.advance(output.tree, output.action)
+    for row in range(2):
+        child = int(output.tree.children_index[row, 0, output.action[row]])
+        size = int(output.tree.node_visits[row, child])
+        kept = int(jnp.sum(carried.node_visits[row] > 0))
+        assert kept == min(size, 6)
+        parents = np.asarray(carried.parents[row, :kept])
+        assert parents[0] == -1 and np.all(parents[1:] < np.arange(1, kept))
+        children = np.asarray(carried.children_index[row])
+        for node in range(kept):
+            for action, c in enumerate(children[node]):
+                if c >= 0:
+                    assert c < kept and parents[c] == node
+                    assert int(carried.action_from_parent[row, c]) == action
+
+
+def test_reroot_finds_a_grandchild():
+    game, _, reuse, reuse_jit, states = _setup()
+    output = reuse_jit(None, states, jax.random.PRNGKey(3), NOISY, reuse.empty_tree(states))
+    first = output.action
+    child_tree = reuse.advance(output.tree, first)
+    second = jnp.argmax(child_tree.children_visits[:, 0], axis=-1).astype(jnp.int32)
+    by_moves = reuse.advance(child_tree, second)
+    position = jax.vmap(game.step)(jax.vmap(game.step)(states, first), second)
+    by_state = jax.jit(reuse.reroot)(output.tree, position)
+    for name, want in _tree_arrays(by_moves).items():
+        np.testing.assert_array_equal(np.asarray(getattr(by_state, name)), want, err_msg=name)
+    assert np.all(np.asarray(by_state.node_visits[:, 0]) > 0)
+    # The root's own position finds the tree back, cut to the nodes a search carries.
+    same = reuse.reroot(output.tree, states)
+    np.testing.assert_array_equal(
+        same.node_visits[:, :SIMULATIONS], output.tree.node_visits[:, :SIMULATIONS]
+    )
+    assert not np.any(np.asarray(same.node_visits[:, SIMULATIONS:]))
+
+
+def test_gumbel_refuses_reuse():
+    game = games.make("tic_tac_toe")
+    with pytest.raises(ValueError, match="PUCT"):
+        make_search(
+            game, rollout_evaluator(game), num_simulations=8, algorithm="gumbel", tree_reuse=True
+        )
