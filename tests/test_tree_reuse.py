@@ -103,8 +103,8 @@ def test_advance_carries_the_subtree_exactly():
         assert int(jnp.sum(carried.node_visits[row] > 0)) == visits  # one node per visit
         assert int(carried.parents[row, 0]) == mctx.Tree.NO_PARENT
         # The root's game state is the position after the move.
-        after = jax.tree.map(lambda x: x[row], jax.vmap(game.step)(states, output.action))
-        root = jax.tree.map(lambda x: x[row, 0], carried.embeddings)
+        after = jax.tree.map(lambda x, row=row: x[row], jax.vmap(game.step)(states, output.action))
+        root = jax.tree.map(lambda x, row=row: x[row, 0], carried.embeddings)
         for a, b in zip(jax.tree.leaves(after), jax.tree.leaves(root), strict=True):
             np.testing.assert_array_equal(a, b)
 
@@ -191,3 +191,22 @@ def test_gumbel_refuses_reuse():
         make_search(
             game, rollout_evaluator(game), num_simulations=8, algorithm="gumbel", tree_reuse=True
         )
+
+
+def test_tree_memory_reroots_at_the_position_after_the_reply():
+    from azjax.agent import TreeMemory
+
+    game, _, reuse, _, states = _setup()
+    memory = TreeMemory(reuse.with_params(SearchParams(dirichlet_fraction=0.0)))
+    first = memory(None, states, jax.random.PRNGKey(0))
+    np.testing.assert_array_equal(first.tree.node_visits[:, 0], SIMULATIONS + 1)
+    reply = jnp.argmax(reuse.advance(first.tree, first.action).children_visits[:, 0], axis=-1)
+    position = jax.vmap(game.step)(jax.vmap(game.step)(states, first.action), reply)
+    carried = reuse.reroot(first.tree, position).node_visits[:, 0]
+    assert np.all(np.asarray(carried) > 0)
+    second = memory(None, position, jax.random.PRNGKey(1))
+    np.testing.assert_array_equal(second.tree.node_visits[:, 0], carried + SIMULATIONS)
+    # A position the tree does not hold (a new game) starts afresh.
+    fresh = jax.vmap(game.init)(jax.random.split(jax.random.PRNGKey(9), 4))
+    third = memory(None, fresh, jax.random.PRNGKey(2))
+    np.testing.assert_array_equal(third.tree.node_visits[:, 0], SIMULATIONS + 1)
