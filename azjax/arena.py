@@ -83,6 +83,7 @@ class MatchResult(NamedTuple):
     a_first: Array  # [G] bool, whether A moved first in that game
     lengths: Array  # [G] int32 plies
     actions: Array  # [T, G] int32 the moves played; game g's are actions[:lengths[g], g]
+    # (0 after the last game ended: the match stops there)
     final_states: State  # [G] the final positions
 
 
@@ -162,9 +163,23 @@ def make_match(
             memory(player_a),
             memory(player_b),
         )
+        # Ply by ply until every game has ended (at most the game's longest game): the
+        # players' searches stop with the last game instead of searching finished positions.
         num_plies = game.max_episode_length
-        (states, returns, _, _), actions = jax.lax.scan(
-            ply, init_carry, (jnp.arange(num_plies), jax.random.split(play_key, num_plies))
+        ply_keys = jax.random.split(play_key, num_plies)
+
+        def unfinished(loop):
+            index, carry, _ = loop
+            return (index < num_plies) & ~jnp.all(carry[0].terminated)
+
+        def next_ply(loop):
+            index, carry, actions = loop
+            carry, played = ply(carry, (index, ply_keys[index]))
+            return index + 1, carry, actions.at[index].set(played)
+
+        no_moves = jnp.zeros((num_plies, num_games), jnp.int32)
+        _, (states, returns, _, _), actions = jax.lax.while_loop(
+            unfinished, next_ply, (jnp.int32(0), init_carry, no_moves)
         )
         a_first = jnp.arange(num_games) < half
         outcomes = jnp.where(a_first, returns[:, 0], returns[:, 1])
