@@ -81,7 +81,8 @@ def make_searcher(
         algorithm=config.search.algorithm,
         max_num_considered_actions=config.search.max_num_considered_actions,
         params=make_search_params(config, explore=explore),
-        tree_reuse=bool(config.search.tree_reuse),
+        # Gumbel's sequential halving starts from an empty root: it ignores tree reuse.
+        tree_reuse=bool(config.search.tree_reuse) and config.search.algorithm == "puct",
     )
 
 

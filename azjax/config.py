@@ -62,9 +62,11 @@ def base_config() -> ml_collections.ConfigDict:
     config.search.pb_c_base = 19652.0
     config.search.max_num_considered_actions = 16
     config.search.gumbel_scale = 1.0
-    # Start each search from the subtree the previous one left under the move played (PUCT;
-    # AlphaGo Zero, AlphaZero_Gomoku): its visits count toward the next move's.
-    config.search.tree_reuse = False
+    # Start each search from the subtree the previous one left under the move played (PUCT
+    # only, Gumbel ignores it; AlphaGo Zero, AlphaZero_Gomoku): its visits count toward the
+    # next move's. On Gomoku 6x6 k4 it lifted the score against 1000-simulation MCTS after
+    # 10 minutes from 0.77 to 0.93 (README, "Learning faster").
+    config.search.tree_reuse = True
 
     config.selfplay = ml_collections.ConfigDict()
     config.selfplay.batch_size = 128  # games in lockstep

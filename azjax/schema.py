@@ -167,11 +167,6 @@ def validate(config: ml_collections.ConfigDict) -> None:
         raise UserError(
             f"config key 'learner.boundaries' must be update counts >= 0, got {boundaries!r}"
         )
-    if flat["search.tree_reuse"] and flat["search.algorithm"] != "puct":
-        raise UserError(
-            "config key 'search.tree_reuse' needs search.algorithm='puct' (Gumbel search "
-            "starts from an empty root)"
-        )
     if flat["selfplay.full_search_fraction"] < 1.0 and (
         flat["selfplay.cheap_simulations"] >= flat["search.num_simulations"]
     ):
