@@ -20,14 +20,27 @@ from pathlib import Path
 
 from azjax.types import UserError
 
-# Each technique of issue 15 on its own, against the experiment as it is.
+# Every technique of issue 15 off: the baseline the single-technique variants start from.
+ALL_OFF = {
+    "search.tree_reuse": "false",
+    "selfplay.full_search_fraction": "1.0",
+    "selfplay.resign": "false",
+    "learner.kl_target": "0.0",
+    "learner.value_target_mix": "0.0",
+}
+# Each technique on its own, and "defaults": the experiment as it is (today's defaults).
 VARIANTS = {
-    "baseline": {},
-    "tree_reuse": {"search.tree_reuse": "true"},
-    "playout_cap": {"selfplay.full_search_fraction": "0.25", "selfplay.cheap_simulations": "8"},
-    "resign": {"selfplay.resign": "true"},
-    "kl_lr": {"learner.kl_target": "0.02"},
-    "value_mix": {"learner.value_target_mix": "0.5"},
+    "baseline": ALL_OFF,
+    "tree_reuse": {**ALL_OFF, "search.tree_reuse": "true"},
+    "playout_cap": {
+        **ALL_OFF,
+        "selfplay.full_search_fraction": "0.25",
+        "selfplay.cheap_simulations": "8",
+    },
+    "resign": {**ALL_OFF, "selfplay.resign": "true"},
+    "kl_lr": {**ALL_OFF, "learner.kl_target": "0.02"},
+    "value_mix": {**ALL_OFF, "learner.value_target_mix": "0.5"},
+    "defaults": {},
 }
 
 
