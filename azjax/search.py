@@ -396,6 +396,22 @@ class Search:
         return subtree(tree, node.astype(jnp.int32), self.reuse_nodes)
 
 
+# The arrays of an mctx `Tree` with a node axis (besides the `embeddings` pytree).
+NODE_ARRAYS = (
+    "node_visits",
+    "raw_values",
+    "node_values",
+    "parents",
+    "action_from_parent",
+    "children_index",
+    "children_prior_logits",
+    "children_values",
+    "children_visits",
+    "children_rewards",
+    "children_discounts",
+)
+
+
 def _take(values: Array, actions: Array) -> Array:
     """values[b, actions[b]] for [B, A] values."""
     return jnp.take_along_axis(values, actions[:, None], axis=1)[:, 0]
@@ -466,27 +482,13 @@ def subtree(tree: mctx.Tree, node: Array, max_nodes: int) -> mctx.Tree:
             children_index=remap(tree.children_index),
         )
         empty = _empty_like(tree)
-        fields = (
-            "node_visits",
-            "raw_values",
-            "node_values",
-            "parents",
-            "action_from_parent",
-            "children_index",
-            "children_prior_logits",
-            "children_values",
-            "children_visits",
-            "children_rewards",
-            "children_discounts",
-            "embeddings",
-        )
         updates = {
             name: jax.tree.map(
                 lambda blank, old: blank.at[destination].set(old, mode="drop"),
                 getattr(empty, name),
                 getattr(moved, name),
             )
-            for name in fields
+            for name in (*NODE_ARRAYS, "embeddings")
         }
         return tree.replace(**updates)
 

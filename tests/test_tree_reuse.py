@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from azjax import games
-from azjax.search import SearchParams, make_search, rollout_evaluator
+from azjax.search import NODE_ARRAYS, SearchParams, make_search, rollout_evaluator
 
 SIMULATIONS = 24
 NOISY = SearchParams(dirichlet_alpha=0.5, dirichlet_fraction=0.25)
@@ -33,22 +33,7 @@ def _setup(game_name: str = "connect_four"):
 
 
 def _tree_arrays(tree):
-    return {
-        name: np.asarray(getattr(tree, name))
-        for name in (
-            "node_visits",
-            "raw_values",
-            "node_values",
-            "parents",
-            "action_from_parent",
-            "children_index",
-            "children_prior_logits",
-            "children_values",
-            "children_visits",
-            "children_rewards",
-            "children_discounts",
-        )
-    }
+    return {name: np.asarray(getattr(tree, name)) for name in NODE_ARRAYS}
 
 
 def test_empty_tree_searches_exactly_like_mctx():
