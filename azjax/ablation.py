@@ -40,6 +40,13 @@ VARIANTS = {
     "resign": {**ALL_OFF, "selfplay.resign": "true"},
     "kl_lr": {**ALL_OFF, "learner.kl_target": "0.02"},
     "value_mix": {**ALL_OFF, "learner.value_target_mix": "0.5"},
+    # The two that helped most on Gomoku, together.
+    "reuse_cap": {
+        **ALL_OFF,
+        "search.tree_reuse": "true",
+        "selfplay.full_search_fraction": "0.25",
+        "selfplay.cheap_simulations": "8",
+    },
     "defaults": {},
 }
 

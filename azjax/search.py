@@ -381,7 +381,8 @@ class Search:
         """The subtrees [B] rooted at the node holding `states` [B] (the lowest-numbered
         such node: the root, a child, a grandchild, ...); empty where none does. For callers
         that do not follow the moves one by one (`Agent.act`, the protocols): a position
-        searched before, or reached by moves the tree expanded, keeps its statistics."""
+        searched before, or reached by moves the tree expanded, keeps its statistics. The
+        tree may come from a search of another budget: the result has this search's size."""
 
         def find(embeddings, visits, state):
             equal = jax.tree.map(
@@ -393,7 +394,7 @@ class Search:
             return jnp.where(jnp.any(match), jnp.argmax(match), mctx.Tree.UNVISITED)
 
         node = jax.vmap(find)(tree.embeddings, tree.node_visits, states)
-        return subtree(tree, node.astype(jnp.int32), self.reuse_nodes)
+        return subtree(tree, node.astype(jnp.int32), self.reuse_nodes, self.num_nodes)
 
 
 # The arrays of an mctx `Tree` with a node axis (besides the `embeddings` pytree).
@@ -426,27 +427,31 @@ def select_rows(condition: Array, true_tree, false_tree):
     )
 
 
-def _empty_like(tree: mctx.Tree) -> mctx.Tree:
-    """A tree of `tree`'s shapes holding nothing (what mctx instantiates before the root)."""
-    return tree.replace(
-        node_visits=jnp.zeros_like(tree.node_visits),
-        raw_values=jnp.zeros_like(tree.raw_values),
-        node_values=jnp.zeros_like(tree.node_values),
-        parents=jnp.full_like(tree.parents, mctx.Tree.NO_PARENT),
-        action_from_parent=jnp.full_like(tree.action_from_parent, mctx.Tree.NO_PARENT),
-        children_index=jnp.full_like(tree.children_index, mctx.Tree.UNVISITED),
-        children_prior_logits=jnp.zeros_like(tree.children_prior_logits),
-        children_values=jnp.zeros_like(tree.children_values),
-        children_visits=jnp.zeros_like(tree.children_visits),
-        children_rewards=jnp.zeros_like(tree.children_rewards),
-        children_discounts=jnp.zeros_like(tree.children_discounts),
-        embeddings=jax.tree.map(jnp.zeros_like, tree.embeddings),
-    )
+def _empty_like(tree: mctx.Tree, num_nodes: int | None = None) -> mctx.Tree:
+    """A tree of `tree`'s shapes (with `num_nodes` nodes if given) holding nothing: what
+    mctx instantiates before the root. Works on a batched tree or on one row of it (under
+    `vmap`), whose node axis is the first."""
+    axis = tree.node_visits.ndim - 1
+    size = tree.node_visits.shape[axis] if num_nodes is None else num_nodes
+
+    def blank(x, fill=0):
+        shape = (*x.shape[:axis], size, *x.shape[axis + 1 :])
+        return jnp.full(shape, fill, x.dtype)
+
+    unlinked = {"parents", "action_from_parent", "children_index"}  # no node (-1)
+    arrays = {
+        name: blank(getattr(tree, name), mctx.Tree.UNVISITED if name in unlinked else 0)
+        for name in NODE_ARRAYS
+    }
+    return tree.replace(**arrays, embeddings=jax.tree.map(blank, tree.embeddings))
 
 
-def subtree(tree: mctx.Tree, node: Array, max_nodes: int) -> mctx.Tree:
+def subtree(
+    tree: mctx.Tree, node: Array, max_nodes: int, num_nodes: int | None = None
+) -> mctx.Tree:
     """The subtrees [B] of a batched tree rooted at `node` [B] (UNVISITED: empty), renumbered
-    from 0 in the order of their old indices, in a tree of the same size.
+    from 0 in the order of their old indices, in a tree of `num_nodes` nodes (default: the
+    same size; another size carries a tree between searches of different budgets).
 
     A node's parent always has a lower index (mctx numbers nodes as it expands them), so
     renumbering in index order keeps parents before children, and the first `max_nodes` of
@@ -468,9 +473,9 @@ def subtree(tree: mctx.Tree, node: Array, max_nodes: int) -> mctx.Tree:
             up = up[up]
         inside &= valid
         rank = jnp.cumsum(inside, dtype=jnp.int32) - 1
-        keep = inside & (rank < max_nodes)
+        keep = inside & (rank < min(max_nodes, new_size))
         renumber = jnp.where(keep, rank, mctx.Tree.UNVISITED)  # old index -> new index
-        destination = jnp.where(keep, rank, size)  # out of range: dropped
+        destination = jnp.where(keep, rank, new_size)  # out of range: dropped
 
         def remap(indices):
             return jnp.where(indices >= 0, renumber[jnp.maximum(indices, 0)], indices)
@@ -481,7 +486,7 @@ def subtree(tree: mctx.Tree, node: Array, max_nodes: int) -> mctx.Tree:
             action_from_parent=jnp.where(is_root, mctx.Tree.NO_PARENT, tree.action_from_parent),
             children_index=remap(tree.children_index),
         )
-        empty = _empty_like(tree)
+        empty = _empty_like(tree, new_size)
         updates = {
             name: jax.tree.map(
                 lambda blank, old: blank.at[destination].set(old, mode="drop"),
@@ -492,6 +497,7 @@ def subtree(tree: mctx.Tree, node: Array, max_nodes: int) -> mctx.Tree:
         }
         return tree.replace(**updates)
 
+    new_size = tree.node_visits.shape[1] if num_nodes is None else num_nodes
     return jax.vmap(one)(tree, node)
 
 

@@ -170,6 +170,34 @@ def test_reroot_finds_a_grandchild():
     assert not np.any(np.asarray(same.node_visits[:, SIMULATIONS:]))
 
 
+def test_reroot_carries_a_tree_to_a_search_of_another_budget():
+    """The protocols search with budgets of their `go`: a tree of one budget reroots into
+    the shape of another, the same subtree as far as the smaller tree holds it."""
+    game, _, reuse, reuse_jit, states = _setup()
+    output = reuse_jit(None, states, jax.random.PRNGKey(3), NOISY, reuse.empty_tree(states))
+    child_tree = reuse.advance(output.tree, output.action)
+    position = jax.vmap(game.step)(states, output.action)
+    for simulations in (8, 40):  # smaller and larger than SIMULATIONS
+        other = make_search(
+            game, rollout_evaluator(game), num_simulations=simulations, tree_reuse=True
+        )
+        moved = other.reroot(output.tree, position)
+        assert moved.node_visits.shape[1] == other.num_nodes == 2 * simulations + 1
+        kept = min(simulations, SIMULATIONS)  # reuse_nodes = the budget
+        for name, want in _tree_arrays(child_tree).items():
+            if name == "children_index":  # edges to dropped nodes keep no child
+                want = np.where(want < kept, want, -1)
+            have = np.asarray(getattr(moved, name))
+            np.testing.assert_array_equal(have[:, :kept], want[:, :kept], err_msg=name)
+        assert not np.any(np.asarray(moved.node_visits)[:, kept:])
+        np.testing.assert_array_equal(moved.node_visits[:, 0], child_tree.node_visits[:, 0])
+        # and the next search grows from it
+        grown = other(None, position, jax.random.PRNGKey(4), NOISY, moved)
+        np.testing.assert_array_equal(
+            grown.tree.node_visits[:, 0], moved.node_visits[:, 0] + simulations
+        )
+
+
 def test_gumbel_refuses_reuse():
     game = games.make("tic_tac_toe")
     with pytest.raises(ValueError, match="PUCT"):

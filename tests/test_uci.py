@@ -171,6 +171,27 @@ def test_go_prints_info_and_a_legal_bestmove_with_its_pv(engine):
     assert engine.compilations == 1
 
 
+def test_go_reuses_the_tree_of_the_last_search(engine):
+    """With the run's tree reuse (the default), a position the last search's tree holds
+    starts from its subtree: the same position searched again, or the position after the
+    move played; `ucinewgame` starts afresh."""
+    assert engine.agent.config.search.tree_reuse
+    ask(engine, "ucinewgame")
+    ask(engine, "position startpos")
+    first = parse_info(ask(engine, "go nodes 4")[0])["pv"][0]
+    assert engine.carried == 0
+    ask(engine, f"position startpos moves {first}")  # the child the search chose
+    ask(engine, "go nodes 4")
+    carried = engine.carried
+    assert carried >= 1
+    ask(engine, "go nodes 4")  # the same position again: its root, 4 visits more
+    assert engine.carried == carried + 4
+    ask(engine, "ucinewgame")
+    ask(engine, "position startpos")
+    ask(engine, "go nodes 4")
+    assert engine.carried == 0
+
+
 def test_mate_and_positions_the_rules_have_drawn(engine):
     ask(engine, f"position fen {MATE_FEN}")
     assert ask(engine, "go") == ["info depth 0 score mate 0", "bestmove (none)"]

@@ -43,9 +43,9 @@ from azjax.notation import xiangqi
 from azjax.protocols.uci_client import engine_to_iccs, iccs_to_engine
 from azjax.protocols.uci_search import (
     MAX_SIMULATIONS,
+    PvSearch,
     budget,
     centipawns,
-    make_pv_search,
     principal_variation,  # noqa: F401  (part of this module's API)
 )
 from azjax.types import UserError
@@ -97,6 +97,8 @@ class Engine:
         self._step = jax.jit(self.game.step)
         self._searches: dict[int, object] = {}
         self._rate: float | None = None  # simulations per second of the last search
+        self._tree = None  # the last search's tree (`search.tree_reuse`)
+        self.carried = 0  # visits the last search took over from the one before
         self._pending: str | None = None  # a bestmove held until stop or ponderhit
         self._start = self.game.init(jax.random.PRNGKey(0))
         self._fens = {xiangqi.START_FEN: self._start}  # FEN -> state, oldest first
@@ -157,6 +159,7 @@ class Engine:
 
     def _cmd_ucinewgame(self, args):
         self._pending = None
+        self._tree = None  # tree reuse starts afresh
         self._base, self._states, self._moves = "startpos", [self._start], []
 
     def _cmd_position(self, args):
@@ -269,7 +272,9 @@ class Engine:
         self._key, key = jax.random.split(self._key)
         batched = jax.tree.map(lambda x: x[None], state)
         started = time.perf_counter()
-        action, value, pv = jax.device_get(search(self.agent.variables, batched, key))
+        action, value, pv, self._tree = search(self.agent.variables, batched, key, self._tree)
+        action, value, pv = jax.device_get((action, value, pv))
+        self.carried = search.carried
         elapsed = max(time.perf_counter() - started, 1e-6)
         if compiled:  # a first call's time is mostly compiling
             self._rate = budget / elapsed
@@ -293,7 +298,7 @@ class Engine:
         def traced():  # the search's Python body runs once per compilation
             self.compilations += 1
 
-        return make_pv_search(self.agent, budget, on_trace=traced)
+        return PvSearch(self.agent, budget, on_trace=traced)
 
     def _cmd_stop(self, args):
         pending, self._pending = self._pending, None

@@ -18,6 +18,7 @@ length). CP is Leela Chess Zero's mapping of the searched value v in [-1, 1] (fo
 to move): cp = 111.714640912 * tan(1.5620688421 * v), about 100 at v = 0.5, 12,800 at 1.
 """
 
+import dataclasses
 import math
 from collections.abc import Callable
 
@@ -25,7 +26,6 @@ import jax
 import jax.numpy as jnp
 
 from azjax import build
-from azjax import search as search_lib
 
 MAX_SIMULATIONS = 4096  # the largest budget: mctx's tree takes about 50 KB per simulation
 MOVES_TO_GO = 30  # moves left in the time control when the GUI does not say
@@ -84,26 +84,39 @@ def budget(
     return max(rounded, default) if default <= wanted else rounded
 
 
-def make_pv_search(agent, num_simulations: int, *, on_trace: Callable[[], None]):
-    """The jitted search of `num_simulations`: (variables, states [1], key) -> (action [1],
-    value [1], principal variation [1, PV_LENGTH]). It is the agent's search
-    (`build.make_agent_searcher`) keeping its tree for the PV; `on_trace` is called each
-    time it is traced (compiled)."""
-    config = agent.config
-    search = search_lib.make_search(
-        agent.game,
-        search_lib.network_evaluator(agent.game, agent.network),
-        num_simulations=num_simulations,
-        algorithm=config.search.algorithm,
-        max_num_considered_actions=config.search.max_num_considered_actions,
-        params=build.make_search_params(config, explore=False),
-        return_tree=True,
-    )
+class PvSearch:
+    """The jitted search of one budget: `(variables, states [1], key) -> (action [1], value
+    [1], principal variation [1, PV_LENGTH])`. It is the agent's search
+    (`build.make_agent_searcher`) keeping its tree for the PV. With the run's
+    `search.tree_reuse` it also keeps the tree between calls, of this budget or another:
+    a position the last tree holds (after the engine's move and the reply, or the same
+    position searched again) starts from its subtree (`Search.reroot`), and `carried` is
+    the number of visits it brought to the root. `on_trace` is called each time the search
+    is traced (compiled)."""
 
-    def act(variables, states, key):
-        on_trace()
-        output = search(variables, states, key)
-        pv = principal_variation(output.tree, output.action, PV_LENGTH)
-        return output.action, output.value, pv
+    def __init__(self, agent, num_simulations: int, *, on_trace: Callable[[], None]):
+        search = build.make_agent_searcher(
+            agent.config, agent.game, agent.network, num_simulations=num_simulations
+        )
+        self.search = dataclasses.replace(search, return_tree=True)
+        self.reuse = self.search.tree_reuse
+        self.carried = 0
 
-    return jax.jit(act)
+        def act(variables, states, key, tree):
+            on_trace()
+            output = self.search(variables, states, key, None, tree)
+            pv = principal_variation(output.tree, output.action, PV_LENGTH)
+            return output.action, output.value, pv, output.tree
+
+        self._act = jax.jit(act)
+        self._empty = jax.jit(self.search.empty_tree) if self.reuse else None
+        self._reroot = jax.jit(self.search.reroot) if self.reuse else None
+
+    def __call__(self, variables, states, key, held=None):
+        """Searches `states` from the subtree of `held` (the last search's tree) holding
+        them: (action, value, pv, tree) with the tree to hand to the next call."""
+        tree = None
+        if self.reuse:
+            tree = self._empty(states) if held is None else self._reroot(held, states)
+            self.carried = int(tree.node_visits[0, 0])
+        return self._act(variables, states, key, tree)
