@@ -204,6 +204,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="time per ply/move of --config with tree reuse and playout caps off and on",
     )
+    bench.add_argument(
+        "--workdir",
+        default=None,
+        help="--search-options: the network (and config) of this run's newest checkpoint",
+    )
 
     plot = commands.add_parser("plot", help="plot a run's learning curve from metrics.jsonl")
     plot.add_argument("--workdir", required=True, help="a run directory or a metrics.jsonl file")

@@ -10,7 +10,8 @@ Rows, each measured in the same run with the option off and on:
 - playout caps: seconds per ply of a self-play call of only full searches and of only cheap
   ones.
 
-The network is `variables` (a trained agent's, from the Python API) or a fresh one.
+The network is a fresh one, or a trained run's (`--workdir RUN`, or `variables` from the
+Python API).
 """
 
 import dataclasses
@@ -150,9 +151,19 @@ def format_rows(config, rows: list[dict]) -> str:
 
 
 def main(args, overrides) -> int:
+    from azjax.agent import load_agent  # noqa: PLC0415
     from azjax.config import apply_overrides, load_config  # noqa: PLC0415
+    from azjax.types import UserError  # noqa: PLC0415
 
-    config = apply_overrides(load_config(args.config), overrides)
-    rows = measure(config)
+    variables = None
+    if args.workdir:  # a trained network visits fewer moves: more of its tree is carried
+        if args.config:
+            raise UserError("--search-options takes --config or --workdir, not both")
+        agent = load_agent(args.workdir)
+        config, variables = agent.config, agent.variables
+    else:
+        config = load_config(args.config)
+    config = apply_overrides(config, overrides)
+    rows = measure(config, variables)
     print(format_rows(config, rows))
     return 0
