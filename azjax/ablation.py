@@ -47,6 +47,13 @@ VARIANTS = {
         "selfplay.full_search_fraction": "0.25",
         "selfplay.cheap_simulations": "8",
     },
+    # Everything that helped on Gomoku 6x6 k4 alone (tree reuse, KL-adaptive LR, value mix).
+    "combined": {
+        **ALL_OFF,
+        "search.tree_reuse": "true",
+        "learner.kl_target": "0.02",
+        "learner.value_target_mix": "0.5",
+    },
     "defaults": {},
 }
 

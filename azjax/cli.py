@@ -156,6 +156,18 @@ def _play(args) -> int:
     return terminal.play_in_terminal(agent, human_first=not args.second, seed=args.seed)
 
 
+def _serve(args) -> int:
+    from azjax import serve  # noqa: PLC0415
+
+    server = serve.make_server(
+        args.workdir,
+        simulations=args.simulations,
+        opponent_workdir=args.opponent_workdir,
+        max_games=args.max_games,
+    )
+    return serve.run(server, host=args.host, port=args.port)
+
+
 def _plot(args) -> int:
     from pathlib import Path  # noqa: PLC0415
 
@@ -232,6 +244,7 @@ COMMANDS = {
     "train": _train,
     "evaluate": _evaluate,
     "play": _play,
+    "serve": _serve,
     "selfplay": _selfplay,
     "gtp": _gtp,
     "uci": _uci,

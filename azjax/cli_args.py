@@ -156,6 +156,18 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--second", action="store_true", help="let the agent move first")
     play.add_argument("--seed", type=_count(0), default=0)
 
+    serve = commands.add_parser(
+        "serve", help="play against a trained agent (or watch two) in the browser"
+    )
+    serve.add_argument("--workdir", required=True, help="run directory or checkpoint path")
+    serve.add_argument(
+        "--opponent-workdir", default=None, help="a second run: watch the two agents play"
+    )
+    serve.add_argument("--simulations", type=SIMULATIONS, default=None)
+    serve.add_argument("--port", type=_count(1, 65535), default=8000)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--max-games", type=_count(1), default=64, help="games kept at once")
+
     bench = commands.add_parser(
         "bench", help="throughput table (env, search, self-play, learner); --memory: memory plan"
     )

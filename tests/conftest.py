@@ -143,6 +143,41 @@ def xiangqi_run(tmp_path_factory):
     return untrained_run(tmp_path_factory.mktemp("xiangqi_run"), config)
 
 
+@pytest.fixture(scope="module")
+def web_runs(tmp_path_factory):
+    """`web_runs(game)`: an untrained run of `game`, made once per module."""
+    from web import make_run  # noqa: PLC0415
+
+    made = {}
+
+    def run_of(game):
+        if game not in made:
+            made[game] = make_run(tmp_path_factory, game)
+        return made[game]
+
+    return run_of
+
+
+@pytest.fixture(scope="module")
+def served(web_runs):
+    """`served(game, opponent=False)`: the URL of a web board for an untrained run of
+    `game` (with `opponent`, two agents that play each other), started once per module."""
+    from azjax import serve  # noqa: PLC0415
+
+    running = {}
+
+    def start(game, opponent=False):
+        if (game, opponent) not in running:
+            opponent_workdir = web_runs(game) if opponent else None
+            server = serve.make_server(web_runs(game), opponent_workdir=opponent_workdir)
+            running[game, opponent] = serve.Background(server)
+        return running[game, opponent].url
+
+    yield start
+    for background in running.values():
+        background.stop()
+
+
 # Notebooks that train: until a learning check passes (they assert it), or a sweep's trials.
 _LEARNING_NOTEBOOKS = ("02_train_tic_tac_toe.ipynb", "05_sweep.ipynb")
 

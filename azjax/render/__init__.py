@@ -17,7 +17,7 @@ import pathlib
 from xml.sax.saxutils import escape
 
 from azjax.render.animation import Animation, gif, png
-from azjax.render.svg import svg
+from azjax.render.svg import player_names, svg
 from azjax.render.tree import search_tree
 
 
@@ -107,7 +107,17 @@ def html_game(game, states, *, title: str | None = None, actions=None, size: int
     )
 
 
-__all__ = ["Animation", "Picture", "gif", "html_game", "picture", "png", "search_tree", "svg"]
+__all__ = [
+    "Animation",
+    "Picture",
+    "gif",
+    "html_game",
+    "picture",
+    "player_names",
+    "png",
+    "search_tree",
+    "svg",
+]
 
 
 def row(pictures, captions=None, **layout) -> Picture:

@@ -53,6 +53,15 @@ def _rect(x, y, w, h, *, fill, cls=None, opacity=None, rx=0.0, stroke=None) -> s
     )
 
 
+def _target(x, y, w, h, point: int) -> str:
+    """An invisible clickable box over a board point (or a Connect Four column): the web
+    board finds it by class "target" and reads the point from `data-point`."""
+    return (
+        f'<rect class="target" data-point="{int(point)}" x="{_n(x)}" y="{_n(y)}" '
+        f'width="{_n(w)}" height="{_n(h)}" fill="#1e90ff" fill-opacity="0"/>'
+    )
+
+
 def _percent(p: float) -> str:
     return f"{round(100 * p)}%"
 

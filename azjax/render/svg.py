@@ -23,12 +23,15 @@ from azjax.render.shapes import (
     _pass_label,
     _policy_label,
     _rect,
+    _target,
     _text,
 )
 from azjax.render.xiangqi import _xiangqi
 
 
-def _grid_game(game, state, *, policy, value, last_action, move_numbers, size, style) -> str:
+def _grid_game(
+    game, state, *, policy, value, last_action, move_numbers, size, style, targets
+) -> str:
     """Go and Gomoku: stones on the intersections of a grid, coordinates on the sides."""
     board = np.asarray(state.board)
     if style == "go":
@@ -101,6 +104,10 @@ def _grid_game(game, state, *, policy, value, last_action, move_numbers, size, s
             x, y = at(last_action)
             ring = "#fff" if board[int(last_action)] > 0 else "#d00"
             canvas.add(_circle(x, y, 0.22 * _UNIT, cls="last-move", stroke=ring, width=2.5))
+    if targets:
+        for point in range(num_points):
+            x, y = at(point)
+            canvas.add(_target(x - _UNIT / 2, y - _UNIT / 2, _UNIT, _UNIT, point))
     return canvas.finish(_caption(colours, state, value, extra), size, background)
 
 
@@ -122,7 +129,9 @@ def _star_points(rows: int, cols: int) -> list[tuple[int, int]]:
     return []
 
 
-def _cell_game(game, state, *, policy, value, last_action, move_numbers, size, style) -> str:
+def _cell_game(
+    game, state, *, policy, value, last_action, move_numbers, size, style, targets
+) -> str:
     """Tic-tac-toe, Othello and Connect Four: pieces in the cells of a rectangle."""
     board = np.asarray(state.board)
     if style == "tic_tac_toe":
@@ -250,7 +259,29 @@ def _cell_game(game, state, *, policy, value, last_action, move_numbers, size, s
         else:
             x, y = at(point)
             canvas.add(_circle(x, y, 0.12 * _UNIT, cls="last-move", fill="#ff8c00", stroke="#000"))
+    if targets and style == "connect_four":  # a click anywhere in a column drops a piece
+        for col in range(cols):
+            canvas.add(_target(margin + col * _UNIT, margin, _UNIT, rows * _UNIT, col))
+    elif targets:
+        for point in range(num_points):
+            x, y = at(point)
+            canvas.add(_target(x - _UNIT / 2, y - _UNIT / 2, _UNIT, _UNIT, point))
     return canvas.finish(_caption(colours, state, value, extra), size, background)
+
+
+_PLAYER_NAMES = {
+    "Go": ("Black", "White"),
+    "Gomoku": ("Black", "White"),
+    "Othello": ("Black", "White"),
+    "TicTacToe": ("X", "O"),
+    "ConnectFour": ("Red", "Yellow"),
+    "Xiangqi": ("Red", "Black"),
+}
+
+
+def player_names(game) -> tuple[str, str]:
+    """The names the pictures give the first and the second player ("Black", "White")."""
+    return _PLAYER_NAMES.get(type(game).__name__, ("first player", "second player"))
 
 
 def svg(
@@ -263,6 +294,7 @@ def svg(
     move_numbers=None,
     size: int = 360,
     piece_letters: bool = False,
+    targets: bool = False,
 ) -> str:
     """An SVG picture of an unbatched `state` of `game`, in the game's own look.
 
@@ -285,7 +317,12 @@ def svg(
     kind = type(game).__name__
     policy = None if policy is None else np.asarray(policy, np.float64).reshape(-1)
     overlays = dict(
-        policy=policy, value=value, last_action=last_action, move_numbers=move_numbers, size=size
+        policy=policy,
+        value=value,
+        last_action=last_action,
+        move_numbers=move_numbers,
+        size=size,
+        targets=targets,
     )
     if kind == "Go":
         return _grid_game(game, state, style="go", **overlays)

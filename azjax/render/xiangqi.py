@@ -15,11 +15,14 @@ from azjax.render.shapes import (
     _n,
     _policy_label,
     _rect,
+    _target,
     _text,
 )
 
 
-def _xiangqi(game, state, *, policy, value, last_action, move_numbers, size, piece_letters) -> str:
+def _xiangqi(
+    game, state, *, policy, value, last_action, move_numbers, size, piece_letters, targets
+) -> str:
     """Xiangqi as Red sees it: 9 files by 10 ranks, the river, the palaces' diagonals."""
     from azjax.games.xiangqi_tables import _MOVE_POINTS
 
@@ -110,5 +113,9 @@ def _xiangqi(game, state, *, policy, value, last_action, move_numbers, size, pie
             )
             label_x, label_y = (x1 + 2 * x2) / 3, (y1 + 2 * y2) / 3 - 8
             canvas.add(_policy_label(label_x, label_y, p, fill="#00008b", size=12))
+    if targets:
+        for point in range(rows * cols):
+            x, y = at(point)
+            canvas.add(_target(x - _UNIT / 2, y - _UNIT / 2, _UNIT, _UNIT, point))
     colours = ("Red", "Black")
     return canvas.finish(_caption(colours, state, value), size, "#f0d9a0")

@@ -1,0 +1,135 @@
+"""Play the agents in a browser: `azjax serve --workdir RUN` starts a local web board.
+
+    from azjax import serve
+    server = serve.make_server("runs/c4", simulations=200)   # or opponent_workdir="runs/b"
+    serve.run(server, port=8000)                              # blocks; Ctrl-C stops it
+
+The page (static/: HTML, one script, one stylesheet; nothing fetched from elsewhere) draws
+the board with `azjax.render.svg`, turns clicks into legal moves, and asks the server for
+the agent's replies; `app.py` holds the HTTP API, `session.py` the games. Needs the `serve`
+extra (Starlette and uvicorn): pip install -e '.[serve]'.
+"""
+
+from azjax.types import UserError
+
+SIMULATION_CHOICES = (16, 64, 200, 800)  # offered besides the run's own setting
+
+
+def make_server(
+    workdir,
+    *,
+    simulations: int | None = None,
+    opponent_workdir=None,
+    max_games: int = 64,
+    ttl: float = 3600.0,
+):
+    """A `Server` for the run at `workdir` (and the run it plays, `opponent_workdir`).
+
+    Args:
+      workdir: the run (or one checkpoint of it) whose agent plays.
+      simulations: the default search simulations per move (default: the run's eval setting).
+      opponent_workdir: a second run of the same game; the page then shows the two agents
+        playing each other move by move instead of a human game.
+      max_games: games kept at once (the least recently used is dropped past it).
+      ttl: seconds a game is kept without a request.
+
+    Raises:
+      UserError: a missing run, runs of different games, the serve extra not installed.
+    """
+    try:
+        from azjax.serve.app import Server  # noqa: PLC0415
+    except ImportError as error:
+        raise UserError(
+            f"azjax serve needs Starlette and uvicorn ({error.name} is missing): "
+            "pip install -e '.[serve]'"
+        ) from None
+    from azjax import agent as agent_lib  # noqa: PLC0415
+
+    agents = {}
+    for path in (workdir, opponent_workdir):
+        if path is None:
+            continue
+        agent = agent_lib.load_agent(path, num_simulations=simulations)
+        name = f"{_run_name(path)} #{agent.iteration}"
+        agents[name if name not in agents else f"{name} (2)"] = agent
+    games = {agent.config.game for agent in agents.values()}
+    if len(games) > 1:
+        raise UserError(f"the two runs play different games: {sorted(games)}")
+    first = next(iter(agents.values()))
+    return Server(
+        agents,
+        simulations=first.num_simulations,
+        choices=SIMULATION_CHOICES,
+        max_games=max_games,
+        ttl=ttl,
+    )
+
+
+def run(server, *, host: str = "127.0.0.1", port: int = 8000) -> int:
+    """Serves `server` until interrupted, after printing its address.
+
+    Raises:
+      UserError: the address cannot be listened on (the port is taken, say).
+    """
+    import socket  # noqa: PLC0415
+
+    import uvicorn  # noqa: PLC0415
+
+    from azjax.serve.app import make_app  # noqa: PLC0415
+
+    try:  # uvicorn would log a traceback-free error but exit 1; say it as a user mistake
+        with socket.create_server((host, port)):
+            pass
+    except OSError as error:
+        raise UserError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    print(f"azjax serve: {server.board.name} at http://{host}:{port}/", flush=True)
+    uvicorn.run(make_app(server), host=host, port=port, log_level="warning")
+    return 0
+
+
+class Background:
+    """`server` served from a thread of this process (a notebook, a test) until `stop()`.
+
+    Attributes:
+      url: the address, "http://127.0.0.1:PORT/" (port 0 picks a free one).
+    """
+
+    def __init__(self, server, *, host: str = "127.0.0.1", port: int = 0):
+        import threading  # noqa: PLC0415
+        import time  # noqa: PLC0415
+
+        import uvicorn  # noqa: PLC0415
+
+        from azjax.serve.app import make_app  # noqa: PLC0415
+
+        config = uvicorn.Config(make_app(server), host=host, port=port, log_level="warning")
+        self._uvicorn = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._uvicorn.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._uvicorn.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise UserError(f"the web board did not start on {host}:{port}")
+            time.sleep(0.02)
+        port = self._uvicorn.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://{host}:{port}/"
+
+    def stop(self) -> None:
+        self._uvicorn.should_exit = True
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> "Background":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _run_name(path) -> str:
+    from pathlib import Path  # noqa: PLC0415
+
+    path = Path(path).resolve()
+    return path.parent.parent.name if path.parent.name == "checkpoints" else path.name
+
+
+__all__ = ["SIMULATION_CHOICES", "Background", "make_server", "run"]

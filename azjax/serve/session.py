@@ -1,0 +1,286 @@
+"""The games behind the web board, without the web: a game record per browser tab, the
+moves a human can click, the agents' replies, records to download.
+
+Everything here runs on the host with unbatched states; the only device work is the
+agents' search (batch 1, compiled once per simulation count) and the game's jitted step.
+"""
+
+import dataclasses
+import math
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from azjax import notation, render
+from azjax.types import UserError
+
+
+@dataclasses.dataclass
+class Session:
+    """One game in one browser tab.
+
+    Attributes:
+      id: the game id the browser names it by.
+      states: the positions, `states[0]` the start, one more than `actions`.
+      actions: the action ids played.
+      agents: {player index: the name of the agent playing that side}; the other side (if
+        any) is the human's.
+      simulations: the agents' search simulations per move.
+      analysis: whether the page shows the agent's value and search policy.
+      resigned: the player index who resigned, or None.
+      values: the searched value of each move an agent played (None for the human's).
+      touched: `time.monotonic()` of the last request.
+    """
+
+    id: str
+    states: list
+    actions: list[int]
+    agents: dict[int, str]
+    simulations: int
+    analysis: bool = False
+    piece_letters: bool = False  # Xiangqi pieces as FEN letters, for fonts without Chinese
+    resigned: int | None = None
+    values: list = dataclasses.field(default_factory=list)
+    touched: float = dataclasses.field(default_factory=time.monotonic)
+    # Held while a request changes the game, so that a double click cannot move twice.
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+    _analysed: tuple | None = None  # (ply, policy, value) of the last analysis
+
+    @property
+    def state(self):
+        return self.states[-1]
+
+    @property
+    def over(self) -> bool:
+        return self.resigned is not None or bool(self.state.terminated)
+
+    @property
+    def to_move(self) -> int:
+        return int(self.state.current_player)
+
+    @property
+    def last_mover(self) -> int | None:
+        """The player who made the last move, or None at the start."""
+        return int(self.states[-2].current_player) if self.actions else None
+
+    @property
+    def human_moves(self) -> int:
+        """How many moves the human has made."""
+        human = self.human
+        return sum(int(s.current_player) == human for s in self.states[:-1])
+
+    @property
+    def human(self) -> int | None:
+        """The human's player index, or None when two agents play (watching)."""
+        free = [p for p in (0, 1) if p not in self.agents]
+        return free[0] if free else None
+
+
+class Board:
+    """What the web board needs of one game: legal moves as clicks, pictures, records.
+
+    A move's `clicks` are the board points (the `data-point` of the picture's targets) the
+    human clicks in order: one point in Go, Gomoku, Othello and Tic-tac-toe, a column in
+    Connect Four, origin then target in Xiangqi; moves with no click (Go's and Othello's
+    pass) are buttons.
+    """
+
+    def __init__(self, game, *, name: str | None = None):
+        self.game = game
+        self.name = name or game.name  # the registry's name ("gomoku_6x6_k4")
+        self.notation = notation.of(game)
+        self.kind = type(game).__name__
+        self.names = render.player_names(game)
+        self._step = jax.jit(game.step)
+
+    def start(self, key, *, komi: float | None = None, fen: str | None = None):
+        """The start position: the game's, with Go's `komi` or Xiangqi's start `fen`."""
+        if fen is not None:
+            if self.kind != "Xiangqi":
+                raise UserError("a start FEN can be given for xiangqi only")
+            return self.notation.from_fen(fen)
+        state = self.game.init(key)
+        if komi is not None:
+            if self.kind != "Go":
+                raise UserError("komi can be given for go only")
+            limit = self.game.size * self.game.size
+            if not (isinstance(komi, int | float) and math.isfinite(komi) and abs(komi) <= limit):
+                raise UserError(f"komi must be a number from -{limit} to {limit}")
+            state = state.replace(komi=jnp.float32(komi))
+        return state
+
+    def step(self, state, action: int):
+        return self._step(state, jnp.int32(action))
+
+    def moves(self, state) -> list[dict]:
+        """The legal moves: {"action", "name", "clicks"} each (none once the game is over)."""
+        if bool(state.terminated):
+            return []
+        legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+        return [
+            {
+                "action": int(a),
+                "name": self.notation.action_to_string(int(a), state),
+                "clicks": self.clicks(int(a), state),
+            }
+            for a in legal
+        ]
+
+    def clicks(self, action: int, state) -> list[int]:
+        if self.kind == "Xiangqi":
+            from azjax.games.xiangqi_tables import _MOVE_POINTS  # noqa: PLC0415
+
+            origin, target = _MOVE_POINTS[int(state.current_player), action]
+            return [int(origin), int(target)]
+        board_points = np.asarray(state.board).size
+        if self.kind in ("Go", "Othello") and action >= board_points:
+            return []  # pass
+        return [action]
+
+    def svg(self, session: Session, *, policy=None, value=None) -> str:
+        last = session.actions[-1] if session.actions else None
+        return render.svg(
+            self.game,
+            session.state,
+            policy=policy,
+            value=value,
+            last_action=last,
+            targets=True,
+            piece_letters=session.piece_letters,
+        )
+
+    def result(self, session: Session) -> str | None:
+        """ "Red wins", "draw", "White wins by resignation", with Go's score; None if not over."""
+        if not session.over:
+            return None
+        if session.resigned is not None:
+            return f"{self.names[1 - session.resigned]} wins by resignation"
+        rewards = np.asarray(session.state.rewards)
+        line = f"{self.names[int(np.argmax(rewards))]} wins" if rewards.any() else "draw"
+        if self.kind == "Go":
+            from azjax.protocols import sgf  # noqa: PLC0415
+
+            line += f" ({sgf.result_string(float(self.game.score(session.state)))})"
+        return line
+
+    def move_names(self, session: Session) -> list[str]:
+        return [
+            self.notation.action_to_string(a, s)
+            for a, s in zip(session.actions, session.states, strict=False)
+        ]
+
+    def record(self, session: Session, player_names: tuple[str, str]) -> tuple[str, str]:
+        """The game's record as (file name, text): SGF for Go, the start FEN and the ICCS
+        moves for Xiangqi, a numbered move list for the others."""
+        result = self.result(session) or "unfinished"
+        if self.kind == "Go":
+            from azjax.protocols import sgf  # noqa: PLC0415
+
+            if session.resigned is not None:
+                re = f"{'WB'[session.resigned]}+R"
+            elif session.over:
+                re = sgf.result_string(float(self.game.score(session.state)))
+            else:
+                re = None
+            text = sgf.game_record(
+                self.game,
+                session.actions,
+                result=re,
+                black=player_names[0],
+                white=player_names[1],
+                komi=float(session.states[0].komi),
+            )
+            return f"{session.id}.sgf", text
+        lines = [
+            f"game: {self.name}",
+            f"{self.names[0]}: {player_names[0]}",
+            f"{self.names[1]}: {player_names[1]}",
+        ]
+        if self.kind == "Xiangqi":
+            lines.append(f"fen: {self.notation.to_fen(session.states[0])}")
+        names = self.move_names(session)
+        lines.append("moves: " + " ".join(names))
+        lines += [f"{i + 1}. {name}" for i, name in enumerate(names)]
+        lines.append(f"result: {result}")
+        return f"{session.id}.txt", "\n".join(lines) + "\n"
+
+
+class Agents:
+    """The agents of a server by name, each searching at any of the offered simulation
+    counts (compiled once per count, on first use). Searches run one at a time."""
+
+    def __init__(self, agents: dict[str, Any], *, simulations: int, choices=()):
+        self.agents = agents
+        self.default = int(simulations)
+        self.choices = sorted({self.default, *map(int, choices)})
+        self._lock = threading.Lock()
+        self._variants: dict[tuple[str, int], Any] = {}
+
+    def check(self, simulations: Any) -> int:
+        if isinstance(simulations, bool) or simulations not in self.choices:
+            raise UserError(f"simulations must be one of {self.choices}")
+        return int(simulations)
+
+    def _agent(self, name: str, simulations: int):
+        key = (name, simulations)
+        if key not in self._variants:
+            agent = self.agents[name]
+            self._variants[key] = (
+                agent
+                if agent.num_simulations == simulations
+                else dataclasses.replace(agent, num_simulations=simulations)
+            )
+        return self._variants[key]
+
+    def search(self, name: str, state, simulations: int, key) -> tuple[int, np.ndarray, float]:
+        """The agent's move, search policy [A] and searched value for the mover in `state`."""
+        with self._lock:
+            output = self._agent(name, simulations).act(jax.tree.map(lambda x: x[None], state), key)
+            return (
+                int(output.action[0]),
+                np.asarray(output.action_weights[0]),
+                float(output.value[0]),
+            )
+
+
+class Sessions:
+    """The games being played, by id: at most `max_games`, each dropped after `ttl` seconds
+    without a request (the least recently used goes first when full)."""
+
+    def __init__(self, *, max_games: int = 64, ttl: float = 3600.0):
+        self.max_games, self.ttl = max_games, ttl
+        self._games: OrderedDict[str, Session] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, **fields) -> Session:
+        with self._lock:
+            self._expire()
+            while len(self._games) >= self.max_games:
+                self._games.popitem(last=False)
+            session = Session(id=secrets.token_urlsafe(12), **fields)
+            self._games[session.id] = session
+            return session
+
+    def get(self, game_id: str) -> Session:
+        with self._lock:
+            self._expire()
+            session = self._games.get(game_id)
+            if session is None:
+                raise KeyError(game_id)
+            session.touched = time.monotonic()
+            self._games.move_to_end(game_id)
+            return session
+
+    def __len__(self) -> int:
+        return len(self._games)
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for game_id in [i for i, s in self._games.items() if now - s.touched > self.ttl]:
+            del self._games[game_id]

@@ -1,0 +1,271 @@
+"""The web board's API (`azjax serve`) over real HTTP: complete games of all six games,
+turns, take-backs, records, analysis, watching two agents, bounded sessions, and a fuzz of
+hostile requests that must all get a 4xx or a valid answer."""
+
+import json
+import random
+import subprocess
+import time
+
+import pytest
+
+pytest.importorskip(
+    "starlette", reason="the serve extra is not installed: pip install -e '.[serve]'"
+)
+
+from conftest import PYTHON, subprocess_env  # noqa: E402
+from web import GAMES, Client  # noqa: E402
+
+from azjax.serve.session import Sessions  # noqa: E402
+
+
+def _play_out(client, game, *, rng, human_side, max_plies):
+    """Plays random legal moves for the human and lets the agent reply, up to `max_plies`."""
+    view = client.ok("POST", "/api/games", {"side": human_side})
+    for _ in range(max_plies):
+        if view["over"]:
+            break
+        if view["your_turn"]:
+            move = rng.choice(view["moves"])
+            view = client.ok("POST", f"/api/games/{view['id']}/move", {"action": move["action"]})
+        else:
+            view = client.ok("POST", f"/api/games/{view['id']}/advance")
+    return view
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_game_is_played_through_the_api(served, game):
+    client = Client(served(game))
+    info = client.ok("GET", "/api/info")
+    assert info["game"] == game and info["simulations"] in info["choices"]
+    rng = random.Random(0)
+    long_game = game in ("go_9x9", "xiangqi")
+    view = _play_out(client, game, rng=rng, human_side="second", max_plies=12 if long_game else 200)
+    assert view["history"] and len(view["values"]) == len(view["history"])
+    assert view["values"][0] is not None  # the agent played first and said its value
+    assert view["svg"].startswith("<svg") and 'class="target"' in view["svg"]
+    if long_game:  # ended by resignation
+        view = client.ok("POST", f"/api/games/{view['id']}/resign")
+        assert view["result"].endswith("wins by resignation")
+    assert view["over"] and view["result"] and view["moves"] == []
+    # A move after the end is refused and changes nothing.
+    status, body = client.call("POST", f"/api/games/{view['id']}/move", {"action": 0})
+    assert status == 409 and "over" in body["error"]
+    status, record = client.call("GET", f"/api/games/{view['id']}/record")
+    assert status == 200
+    if game == "go_9x9":  # SGF, read back by sgfmill (independent of azjax)
+        from sgfmill import sgf as sgfmill  # noqa: PLC0415
+
+        parsed = sgfmill.Sgf_game.from_bytes(record.encode())
+        assert parsed.get_size() == 9 and parsed.get_winner() in ("b", "w")
+        assert len(parsed.get_main_sequence()) - 1 == len(view["history"])
+    else:
+        assert f"moves: {' '.join(view['history'])}" in record
+        assert f"result: {view['result']}" in record
+        if game == "xiangqi":
+            assert "fen: rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w" in record
+
+
+def test_turns_illegal_moves_and_take_backs(served):
+    client = Client(served("tic_tac_toe"))
+    view = client.ok("POST", "/api/games", {"side": "first"})
+    game = f"/api/games/{view['id']}"
+    assert view["your_turn"] and len(view["moves"]) == 9 and not view["can_undo"]
+    status, body = client.call("POST", f"{game}/advance")
+    assert status == 409 and "your turn" in body["error"]
+    view = client.ok("POST", f"{game}/move", {"action": 4})
+    status, body = client.call("POST", f"{game}/move", {"action": 0})
+    assert status == 409 and "not your turn" in body["error"]
+    view = client.ok("POST", f"{game}/advance")
+    reply = view["history"][1]
+    assert view["your_turn"] and len(view["history"]) == 2
+    status, body = client.call("POST", f"{game}/move", {"action": 4})  # taken
+    assert status == 400 and "illegal" in body["error"]
+    assert client.ok("GET", game)["history"] == view["history"]
+    view = client.ok("POST", f"{game}/undo")  # the reply and the human's move
+    assert view["history"] == [] and view["your_turn"] and not view["can_undo"]
+    status, _ = client.call("POST", f"{game}/undo")
+    assert status == 409
+    view = client.ok("POST", f"{game}/move", {"action": 4})
+    view = client.ok("POST", f"{game}/advance")
+    assert view["history"][1] == reply  # no noise: the agent replies the same
+
+
+def test_the_human_second_takes_back_to_the_agents_first_move(served):
+    client = Client(served("connect_four"))
+    view = client.ok("POST", "/api/games", {"side": "second"})
+    game = f"/api/games/{view['id']}"
+    view = client.ok("POST", f"{game}/advance")
+    first = view["history"]
+    view = client.ok("POST", f"{game}/move", {"action": view["moves"][0]["action"]})
+    view = client.ok("POST", f"{game}/advance")
+    view = client.ok("POST", f"{game}/undo")
+    assert view["history"] == first and view["your_turn"]
+    view = client.ok("POST", f"{game}/resign")
+    assert view["result"] == "Red wins by resignation"
+    view = client.ok("POST", f"{game}/undo")  # takes back the resignation
+    assert not view["over"] and view["history"] == first
+
+
+def test_analysis_shows_the_agents_value_and_search_policy(served):
+    client = Client(served("tic_tac_toe"))
+    view = client.ok("POST", "/api/games", {"side": "first"})
+    assert view["value"] is None and "policy-shade" not in view["svg"]
+    view = client.ok("POST", f"/api/games/{view['id']}/options", {"analysis": True})
+    assert isinstance(view["value"], float) and "policy-shade" in view["svg"]
+    assert "value" in view["svg"]  # the caption
+    status, body = client.call("POST", f"/api/games/{view['id']}/options", {"simulations": 12345})
+    assert status == 400 and "simulations must be one of" in body["error"]
+
+
+def test_go_komi_pass_and_xiangqi_start_fen(served):
+    client = Client(served("go_9x9"))
+    view = client.ok("POST", "/api/games", {"side": "first", "komi": 0.5})
+    game = f"/api/games/{view['id']}"
+    (passing,) = [m for m in view["moves"] if m["clicks"] == []]
+    assert passing["name"] == "pass" and passing["action"] == 81
+    view = client.ok("POST", f"{game}/move", {"action": 81})
+    assert view["history"] == ["pass"]
+    status, record = client.call("GET", f"{game}/record")
+    assert "KM[0.5]" in record and ";B[]" in record
+    status, body = client.call("POST", "/api/games", {"komi": 1e6})
+    assert status == 400 and "komi" in body["error"]
+
+    client = Client(served("xiangqi"))
+    fen = "4k4/9/9/9/9/9/9/9/R8/3K5 w"  # a lone chariot against a bare general
+    view = client.ok("POST", "/api/games", {"side": "first", "fen": fen})
+    # Moves are clicked as origin then target, points as Red sees the board (row 0 = rank 9).
+    chariot = 8 * 9  # a1
+    assert {m["clicks"][0] for m in view["moves"]} == {chariot, 9 * 9 + 3}
+    assert ["a1a9", [chariot, 0]] in [[m["name"], m["clicks"]] for m in view["moves"]]
+    status, body = client.call("POST", "/api/games", {"fen": "not a fen"})
+    assert status == 400 and "FEN" in body["error"]
+
+
+def test_two_agents_play_each_other_move_by_move(served):
+    client = Client(served("connect_four", opponent=True))
+    info = client.ok("GET", "/api/info")
+    assert info["watch"] and len(info["agents"]) == 2
+    view = client.ok("POST", "/api/games", {"side": "second"})
+    assert view["human"] is None and not view["your_turn"]
+    status, _ = client.call("POST", f"/api/games/{view['id']}/move", {"action": 0})
+    assert status == 409
+    for _ in range(60):
+        if view["over"]:
+            break
+        view = client.ok("POST", f"/api/games/{view['id']}/advance")
+    assert view["over"] and view["result"]
+    assert all(v is not None for v in view["values"])  # both sides are agents
+
+
+def test_tabs_are_independent_games(served):
+    client = Client(served("tic_tac_toe"))
+    a = client.ok("POST", "/api/games", {"side": "first"})
+    b = client.ok("POST", "/api/games", {"side": "first"})
+    assert a["id"] != b["id"]
+    client.ok("POST", f"/api/games/{a['id']}/move", {"action": 0})
+    assert client.ok("GET", f"/api/games/{b['id']}")["history"] == []
+    assert client.ok("GET", f"/api/games/{a['id']}")["history"] == ["1"]
+
+
+def test_sessions_are_bounded_and_expire():
+    sessions = Sessions(max_games=3, ttl=0.2)
+    first = sessions.add(states=[], actions=[], agents={}, simulations=1)
+    kept = [sessions.add(states=[], actions=[], agents={}, simulations=1) for _ in range(3)]
+    assert len(sessions) == 3
+    with pytest.raises(KeyError):
+        sessions.get(first.id)  # the least recently used went first
+    sessions.get(kept[0].id)
+    time.sleep(0.3)
+    with pytest.raises(KeyError):
+        sessions.get(kept[1].id)
+    assert len(sessions) == 0
+
+
+def _hostile_requests(rng: random.Random, game_id: str):
+    """(method, path, body bytes, headers) for malformed and hostile requests."""
+    paths = [
+        "/api/games",
+        f"/api/games/{game_id}",
+        f"/api/games/{game_id}/move",
+        f"/api/games/{game_id}/advance",
+        f"/api/games/{game_id}/undo",
+        f"/api/games/{game_id}/options",
+        f"/api/games/{game_id}/record",
+        "/api/games/nope/move",
+        "/api/games/" + "x" * 3000,
+        "/api/games/%00%ff/move",
+        "/api/info",
+        "/static/../../etc/passwd",
+        "/static/app.js",
+        "/nothing",
+    ]
+    values = [
+        None, True, False, -1, 0, 9, 10, 2**63, -(2**70), 1.5, 1e308, "4", "", "x" * 500,
+        [], {}, [1, 2], {"a": 1}, "NaN",
+    ]  # fmt: skip
+    keys = ["action", "side", "simulations", "komi", "fen", "analysis", "", "x"]
+    for _ in range(2100):
+        method = rng.choice(["GET", "POST", "POST", "POST", "PUT", "DELETE", "PATCH"])
+        path = rng.choice(paths)
+        kind = rng.randrange(8)
+        headers = {"Content-Type": "application/json"}
+        if kind == 0:
+            body = bytes(rng.randrange(256) for _ in range(rng.randrange(64)))
+        elif kind == 1:
+            body = json.dumps({rng.choice(keys): rng.choice(values) for _ in range(3)}).encode()
+        elif kind == 2:
+            body = json.dumps(rng.choice(values)).encode()
+        elif kind == 3:
+            body = b"[" * 5000 + b"]" * 5000  # deep nesting
+        elif kind == 4:
+            body = b'{"action": ' + b"9" * 5000 + b"}"  # a huge integer
+        elif kind == 5:
+            body = b'{"a": "' + b"x" * 40_000 + b'"}'  # past the size limit
+        elif kind == 6:
+            body = b'{"komi": NaN, "action": Infinity}'
+        else:
+            body, headers = b"{}", {"Content-Length": rng.choice(["-5", "abc", "99999999"])}
+        yield method, path, body, headers
+
+
+def test_fuzz_hostile_requests_get_4xx_and_the_server_keeps_serving(served):
+    client = Client(served("tic_tac_toe"))
+    game_id = client.ok("POST", "/api/games", {"side": "first"})["id"]
+    rng = random.Random(1)
+    statuses = {}
+    for method, path, body, headers in _hostile_requests(rng, game_id):
+        try:
+            status, data, reply_headers = client.raw(method, path, body, headers)
+        except (ConnectionError, OSError):  # the server may close a lying Content-Length
+            status = "closed"
+        else:
+            assert status < 500, (method, path, body[:80], status, data[:200])
+            # The app answers JSON errors; uvicorn itself answers requests HTTP cannot parse
+            # (a Content-Length that is no number) with a plain 400.
+            if status >= 400 and "json" in reply_headers.get("content-type", ""):
+                assert "error" in json.loads(data), data
+            else:
+                assert status < 400 or status == 400 and b"Invalid HTTP" in data, data
+        statuses[status] = statuses.get(status, 0) + 1
+    assert sum(statuses.values()) >= 2000
+    assert {400, 404, 405, 409, 413} <= set(statuses), statuses
+    # A normal game still works.
+    view = _play_out(client, "tic_tac_toe", rng=random.Random(2), human_side="first", max_plies=9)
+    assert view["over"] and view["result"]
+
+
+def test_serve_cli_errors_are_one_line(tmp_path, web_runs):
+    env = subprocess_env()
+    missing = subprocess.run(
+        [PYTHON, "-m", "azjax.cli", "serve", "--workdir", str(tmp_path / "none")],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+    mixed = subprocess.run(
+        [PYTHON, "-m", "azjax.cli", "serve", "--workdir", str(web_runs("tic_tac_toe")),
+         "--opponent-workdir", str(web_runs("connect_four"))],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert mixed.returncode == 2 and "different games" in mixed.stderr
