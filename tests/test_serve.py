@@ -38,6 +38,12 @@ def test_a_game_is_played_through_the_api(served, game):
     client = Client(served(game))
     info = client.ok("GET", "/api/info")
     assert info["game"] == game and info["simulations"] in info["choices"]
+    start = client.ok("POST", "/api/games", {"side": "first"})
+    # Every legal move is clicks on targets the picture has (a pass is a button).
+    for move in start["moves"]:
+        assert all(f'data-point="{point}"' in start["svg"] for point in move["clicks"]), move
+    buttons = [m["name"] for m in start["moves"] if not m["clicks"]]
+    assert buttons == (["pass"] if game == "go_9x9" else [])
     rng = random.Random(0)
     long_game = game in ("go_9x9", "xiangqi")
     view = _play_out(client, game, rng=rng, human_side="second", max_plies=12 if long_game else 200)

@@ -19,6 +19,10 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 from web import Client  # noqa: E402
 
+# A browser per module and a compiled agent per game: minutes, so with the slow checks
+# (`pytest -m slow`, which CI runs and where a missing chromium fails instead of skipping).
+pytestmark = pytest.mark.slow
+
 _PATHS = ("/usr/bin", "/usr/lib/chromium")
 
 

@@ -187,6 +187,8 @@ class Server:
             "analysis": session.analysis,
             "piece_letters": session.piece_letters,
             "value": value,
+            # [A] the search's policy (visit shares) of the position, with analysis on
+            "policy": None if policy is None else [round(float(p), 4) for p in policy],
             "over": session.over,
             "result": self.board.result(session),
             "your_turn": human is not None and human == session.to_move and not session.over,
