@@ -14,9 +14,14 @@ def get_config():
     config.name = "connect_four"
     config.game = "connect_four"
     config.learner.updates_per_iteration = 16
+    # The learning-rate sweep in the README: 4e-3 to 1e-2 learned fastest (1e-3 before).
+    config.learner.learning_rate = 4e-3
     config.train.num_iterations = 400
     config.train.max_minutes = 30.0
     config.eval.every = 20
     config.eval.num_games = 64
     config.eval.opponents = ("random", "mcts:200", "mcts:800")
+    # The agent plays its evaluations (and `evaluate`, `play`, `serve`) with 200 simulations,
+    # still a quarter of the strongest opponent's.
+    config.eval.num_simulations = 200
     return config
