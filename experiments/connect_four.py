@@ -2,8 +2,10 @@
 
 Sized to improve visibly within 15 minutes on a 2-core CPU: a 3-block, 32-channel ResNet,
 128 games in lockstep, 32 PUCT simulations per move, 16 Adam updates of 256 positions per
-iteration. Evaluation every 20 iterations against the random player and the pure-MCTS
-baseline at 200 and 800 simulations (64 games each) is included in the wall-clock time.
+iteration at a rate of 4e-3, tree reuse and value targets mixed with the searched value.
+Evaluation every 20 iterations (the agent with 200 simulations) against the random player and
+the pure-MCTS baseline at 200 and 800 simulations (64 games each) is included in the wall-clock
+time; on an idle 2-core CPU it scored 0.81 against MCTS-800 after 31 minutes (README).
 """
 
 from azjax.config import base_config
