@@ -282,6 +282,16 @@ def test_distributed_auto_reads_a_slurm_environment(tmp_path):
 # Training over two processes.
 
 
+def _same_state(path, actual, desired) -> None:
+    """Integer-exact, except the searched root values kept for value-target mixing: floats
+    the network computes, which differ in the last bits between device layouts as the
+    learning does (checked to the same tolerance)."""
+    if "root_value" in jax.tree_util.keystr(path):
+        np.testing.assert_allclose(actual, desired, rtol=1e-4, atol=1e-5)
+    else:
+        np.testing.assert_array_equal(actual, desired)
+
+
 @pytest.mark.slow
 def test_two_processes_of_two_devices_train_as_one_process_of_four(tmp_path):
     experiment = tiny_experiment(tmp_path, num_iterations=3, checkpoint_every=2)
@@ -302,13 +312,13 @@ def test_two_processes_of_two_devices_train_as_one_process_of_four(tmp_path):
             assert record[key] == reference[key], key
         for key in LEARNING_KEYS:
             np.testing.assert_allclose(record[key], reference[key], rtol=1e-4, atol=1e-5)
-    # The saved state: self-play, replay, counters and key integer-exact; learning to float
-    # tolerance.
+    # The saved state: self-play, replay, counters and key integer-exact; learning (and the
+    # searched root values in the replay) to float tolerance.
     trainer, reference = read_item(many, 3, "trainer"), read_item(one, 3, "trainer")
     for name in reference:
         if name in ("opt_state", "elapsed"):
             continue
-        jax.tree.map(np.testing.assert_array_equal, trainer[name], reference[name])
+        jax.tree_util.tree_map_with_path(_same_state, trainer[name], reference[name])
     jax.tree.map(
         lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5),
         (trainer["opt_state"], read_item(many, 3, "params")),
