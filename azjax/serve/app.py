@@ -107,9 +107,9 @@ class Server:
             raise Conflict("the game is over")
         if session.human != session.to_move:
             raise Conflict("it is not your turn")
-        if not any(move["action"] == action for move in self.board.moves(session.state)):
+        if not self.board.is_legal(session.state, action):
             raise UserError(f"illegal move: {action} is not a legal action now")
-        self._play(session, action, None)
+        self.board.play(session, action, None)
         return self.view(session)
 
     def advance(self, session: Session) -> dict:
@@ -121,7 +121,7 @@ class Server:
         action, _, value = self.agents.search(
             name, session.state, session.simulations, self._next_key()
         )
-        self._play(session, action, value)
+        self.board.play(session, action, value)
         return self.view(session)
 
     def undo(self, session: Session) -> dict:
@@ -129,7 +129,7 @@ class Server:
         if human is None:  # two agents: one move back
             if not session.actions:
                 raise Conflict("there is no move to take back")
-            self._pop(session)
+            session.pop()
             return self.view(session)
         if session.resigned is not None:  # taking back a resignation
             session.resigned = None
@@ -137,8 +137,8 @@ class Server:
         if session.human_moves == 0:
             raise Conflict("you have no move to take back")
         while session.last_mover != human:  # the agent's replies
-            self._pop(session)
-        self._pop(session)  # the human's move
+            session.pop()
+        session.pop()  # the human's move
         return self.view(session)
 
     def resign(self, session: Session) -> dict:
@@ -155,7 +155,7 @@ class Server:
         simulations = _field(body, "simulations", int, None)
         if simulations is not None:
             session.simulations = self.agents.check(simulations)
-            session._analysed = None
+            session._analysed = None  # searched with the old count
         if analysis is not None:
             session.analysis = analysis
         if letters is not None:
@@ -194,29 +194,17 @@ class Server:
             "your_turn": human is not None and human == session.to_move and not session.over,
             "svg": self.board.svg(session, policy=policy, value=value),
             "moves": self.board.moves(session.state) if not session.over else [],
-            "history": self.board.move_names(session),
-            "values": session.values,
+            "history": [ply.name for ply in session.plies],
+            "values": [ply.value for ply in session.plies],
             "can_undo": session.human_moves > 0 if human is not None else bool(session.actions),
         }
 
     # -- helpers --
 
-    def _play(self, session: Session, action: int, value: float | None) -> None:
-        session.states.append(self.board.step(session.state, action))
-        session.actions.append(action)
-        session.values.append(value)
-        session._analysed = None
-
-    def _pop(self, session: Session) -> None:
-        session.states.pop()
-        session.actions.pop()
-        session.values.pop()
-        session._analysed = None
-
     def _analysis(self, session: Session):
         """The search policy and value of the agent that would move (or the human's
         opponent, for the human's positions), cached per position."""
-        ply = len(session.actions)
+        ply = len(session.plies)
         if session._analysed is None or session._analysed[0] != ply:
             name = session.agents.get(session.to_move) or next(iter(session.agents.values()))
             _, policy, value = self.agents.search(

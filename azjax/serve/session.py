@@ -11,7 +11,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -19,6 +19,14 @@ import numpy as np
 
 from azjax import notation, render
 from azjax.types import UserError
+
+
+class Ply(NamedTuple):
+    """What the page shows of one move, kept as it is played (not recomputed per request)."""
+
+    mover: int  # the player who made it
+    name: str  # in the game's notation
+    value: float | None  # the agent's searched value for itself; None for the human's moves
 
 
 @dataclasses.dataclass
@@ -34,7 +42,7 @@ class Session:
       simulations: the agents' search simulations per move.
       analysis: whether the page shows the agent's value and search policy.
       resigned: the player index who resigned, or None.
-      values: the searched value of each move an agent played (None for the human's).
+      plies: one `Ply` per action: who played it, its name, the agent's value.
       touched: `time.monotonic()` of the last request.
     """
 
@@ -46,7 +54,7 @@ class Session:
     analysis: bool = False
     piece_letters: bool = False  # Xiangqi pieces as FEN letters, for fonts without Chinese
     resigned: int | None = None
-    values: list = dataclasses.field(default_factory=list)
+    plies: list[Ply] = dataclasses.field(default_factory=list)
     touched: float = dataclasses.field(default_factory=time.monotonic)
     # Held while a request changes the game, so that a double click cannot move twice.
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
@@ -67,13 +75,27 @@ class Session:
     @property
     def last_mover(self) -> int | None:
         """The player who made the last move, or None at the start."""
-        return int(self.states[-2].current_player) if self.actions else None
+        return self.plies[-1].mover if self.plies else None
 
     @property
     def human_moves(self) -> int:
         """How many moves the human has made."""
         human = self.human
-        return sum(int(s.current_player) == human for s in self.states[:-1])
+        return sum(ply.mover == human for ply in self.plies)
+
+    def push(self, state, action: int, ply: Ply) -> None:
+        """Records `action`, described by `ply`, and the position `state` it led to."""
+        self.states.append(state)
+        self.actions.append(action)
+        self.plies.append(ply)
+        self._analysed = None
+
+    def pop(self) -> None:
+        """Takes the last move back."""
+        self.states.pop()
+        self.actions.pop()
+        self.plies.pop()
+        self._analysed = None
 
     @property
     def human(self) -> int | None:
@@ -115,8 +137,15 @@ class Board:
             state = state.replace(komi=jnp.float32(komi))
         return state
 
-    def step(self, state, action: int):
-        return self._step(state, jnp.int32(action))
+    def is_legal(self, state, action: int) -> bool:
+        mask = np.asarray(state.legal_action_mask)
+        return 0 <= action < mask.size and bool(mask[action]) and not bool(state.terminated)
+
+    def play(self, session: Session, action: int, value: float | None) -> None:
+        """Plays `action` in `session` (legal: the caller checked), naming it as it goes."""
+        state = session.state
+        ply = Ply(int(state.current_player), self.notation.action_to_string(action, state), value)
+        session.push(self._step(state, jnp.int32(action)), action, ply)
 
     def moves(self, state) -> list[dict]:
         """The legal moves: {"action", "name", "clicks"} each (none once the game is over)."""
@@ -169,12 +198,6 @@ class Board:
             line += f" ({sgf.result_string(float(self.game.score(session.state)))})"
         return line
 
-    def move_names(self, session: Session) -> list[str]:
-        return [
-            self.notation.action_to_string(a, s)
-            for a, s in zip(session.actions, session.states, strict=False)
-        ]
-
     def record(self, session: Session, player_names: tuple[str, str]) -> tuple[str, str]:
         """The game's record as (file name, text): SGF for Go, the start FEN and the ICCS
         moves for Xiangqi, a numbered move list for the others."""
@@ -204,7 +227,7 @@ class Board:
         ]
         if self.kind == "Xiangqi":
             lines.append(f"fen: {self.notation.to_fen(session.states[0])}")
-        names = self.move_names(session)
+        names = [ply.name for ply in session.plies]
         lines.append("moves: " + " ".join(names))
         lines += [f"{i + 1}. {name}" for i, name in enumerate(names)]
         lines.append(f"result: {result}")
