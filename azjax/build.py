@@ -177,7 +177,7 @@ class Pipeline:
     resign: ResignRule | None = None  # None: self-play games never resign
     value_target_mix: float = 0.0  # weight of the searched root value in the value target
     kl_target: float = 0.0  # KL-adaptive learning rate's target (0: off)
-    # The devices the state is sharded over (`train.compile_run` sets it); None: one device,
+    # The devices the state is sharded over (`compiled.compile_run` sets it); None: one device,
     # unsharded (notebooks calling the steps directly).
     mesh: Mesh | None = None
 

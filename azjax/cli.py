@@ -46,14 +46,14 @@ def _train(args, overrides) -> int:
 
 
 def _train_run(args, overrides) -> int:
+    from azjax import compiled, interrupt, train  # noqa: PLC0415
     from azjax import config as config_lib  # noqa: PLC0415
-    from azjax import interrupt, train  # noqa: PLC0415
     from azjax.paths import workdir_path  # noqa: PLC0415
 
     config = config_lib.load_config(args.config)
     config_lib.apply_overrides(config, overrides)
     workdir = workdir_path(args.workdir or f"runs/{config.name}")  # gs:// stays a URI
-    mesh = train.make_mesh(args.devices) if args.devices else None
+    mesh = compiled.make_mesh(args.devices) if args.devices else None
     if interrupt.requested():
         print("azjax: interrupted before training started", file=sys.stderr)
         return 130

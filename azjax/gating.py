@@ -1,6 +1,6 @@
 """AlphaGo Zero's gating: self-play plays the best network so far, not the newest one.
 
-With `train.gating` the learner trains the current network as usual, but `train.iterate`
+With `train.gating` the learner trains the current network as usual, but `compiled.iterate`
 self-plays with the best one. Every `train.gating_every` iterations the current network plays
 the best for `train.gating_games` games (the evaluation search: no noise,
 `eval.num_simulations`; 2 random opening plies, since both sides are deterministic; half the

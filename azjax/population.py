@@ -32,7 +32,7 @@ import ml_collections
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from azjax import build, distributed, interrupt, train
+from azjax import build, compiled, distributed, interrupt, train
 from azjax import config as config_lib
 from azjax import pbt as pbt_lib
 from azjax.build import Pipeline
@@ -52,7 +52,7 @@ def _member_axis(sharding: NamedSharding) -> NamedSharding:
 
 
 class CompiledPopulation(NamedTuple):
-    """A population's jitted functions: `train.CompiledRun`'s (so `train.iterate` runs it),
+    """A population's jitted functions: `compiled.CompiledRun`'s (so `compiled.iterate` runs it),
     and the two that act on the member axis."""
 
     pipeline: Pipeline
@@ -68,8 +68,8 @@ class CompiledPopulation(NamedTuple):
 def compile_population(config, num_members: int, mesh=None) -> CompiledPopulation:
     """The jitted step functions of a population of `num_members` members of `config`'s
     pipeline, vmapped over the member axis; `learn` takes the learner keys chunk first as
-    `train.iterate` loops over them. Built once per process, pipeline and K."""
-    single = train.compile_run(config, mesh)
+    `compiled.iterate` loops over them. Built once per process, pipeline and K."""
+    single = compiled.compile_run(config, mesh)
     key = (
         config_lib.pipeline_key(config),
         num_members,
@@ -206,7 +206,7 @@ def train_population(
         for config, workdir in zip(configs, workdirs, strict=True):
             prepare_workdir(config, workdir, allow_config_change=False)
         run = compile_population(configs[0], len(configs), mesh)
-        single = train.compile_run(configs[0], mesh)
+        single = compiled.compile_run(configs[0], mesh)
         checkpointers = [
             Checkpointer(
                 w,
@@ -345,7 +345,7 @@ class _Loop:
                     break
                 mask = jnp.asarray(active())
                 started = time.perf_counter()
-                next_state, metrics = train.iterate(self.run, state, hyper)
+                next_state, metrics = compiled.iterate(self.run, state, hyper)
                 if next_state is None:
                     interrupted = True
                     break

@@ -3,7 +3,7 @@
 `play_step` self-plays one batch of plies and stores the labelled positions; `learn_step`
 takes a chunk of learner updates. Both are module-level pure functions of a static
 `build.Pipeline`, the `TrainerState` and the tunable `build.Hyperparams` (traced scalars), so
-the driver (`train.compile_run`) jits them once, a notebook can call them, and a population
+the driver (`compiled.compile_run`) jits them once, a notebook can call them, and a population
 can `vmap` them over members.
 """
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import tiny_config, tiny_experiment
 
 from azjax import build, cli, steps
-from azjax.bench import memory
+from azjax.bench import memory, memory_model
 
 DEVICES = 2
 # The linear model's error at the held-out compile (b3 = 2 x b2): the temporaries of the
@@ -63,10 +63,12 @@ def test_fit_predicts_the_held_out_compile(tiny_plan):
 
 def test_linear_model_is_exact_on_linear_data():
     def program(games, positions):
-        values = {q: 100.0 + 7 * i * games + 3 * positions for i, q in enumerate(memory.QUANTITIES)}
-        return memory.ProgramMemory("p", games, positions, **values)
+        values = {
+            q: 100.0 + 7 * i * games + 3 * positions for i, q in enumerate(memory_model.QUANTITIES)
+        }
+        return memory_model.ProgramMemory("p", games, positions, **values)
 
-    model = memory.LinearModel.solve(
+    model = memory_model.LinearModel.solve(
         "p", [program(1, 10), program(2, 10), program(2, 20)], program(4, 10)
     )
     assert model.error("temp") == pytest.approx(0.0, abs=1e-12)
@@ -75,7 +77,7 @@ def test_linear_model_is_exact_on_linear_data():
 
 def test_fits_are_the_largest_that_fit(tiny_plan):
     step = round(1 / tiny_plan.game_share)
-    assert [fit.memory for fit in tiny_plan.fits] == list(memory.MEMORY_SIZES)
+    assert [fit.memory for fit in tiny_plan.fits] == list(memory_model.MEMORY_SIZES)
     for fit in tiny_plan.fits:
         assert fit.batch > 0 and fit.capacity > 0
         assert max(tiny_plan.required(batch=fit.batch).values()) <= fit.usable

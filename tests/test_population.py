@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import tiny_config
 
-from azjax import pbt, population, runs, train
+from azjax import compiled, pbt, population, runs, train
 from azjax.agent import load_agent
 from azjax.checkpoint import Checkpointer, split_state
 from azjax.types import UserError
@@ -158,7 +158,7 @@ def test_pbt_copies_the_network_and_optimizer_but_not_the_replay(tmp_path):
     assert losses[target] == max(losses) and losses[source] == min(losses)
 
     def saved(index):
-        like = split_state(train.compile_run(configs[0]).init(jax.random.PRNGKey(0)))
+        like = split_state(compiled.compile_run(configs[0]).init(jax.random.PRNGKey(0)))
         return Checkpointer(members[index]).restore(2, *like)
 
     copy, original = saved(target), saved(source)

@@ -19,7 +19,7 @@ SCRIPT = textwrap.dedent(f"""
     import jax
     import numpy as np
     from conftest import tiny_config
-    from azjax import build, steps, train
+    from azjax import build, compiled, steps
 
     assert jax.device_count() == 8, jax.devices()
 
@@ -33,11 +33,11 @@ SCRIPT = textwrap.dedent(f"""
         return table[np.lexsort(table.T[::-1])]
 
     def play(config, devices, iterations, state=None):
-        run = train.compile_run(config, train.make_mesh(devices))
+        run = compiled.compile_run(config, compiled.make_mesh(devices))
         hyper = build.make_hyperparams(config)
         state = run.init(jax.random.PRNGKey(0)) if state is None else state
         for _ in range(iterations):
-            state, metrics = train.iterate(run, state, hyper)
+            state, metrics = compiled.iterate(run, state, hyper)
         return run, state
 
     # No learning (min_size = capacity), so both meshes play the very same games.

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from azjax import games
-from azjax.search import NODE_ARRAYS, SearchParams, make_search, rollout_evaluator
+from azjax.search import SearchParams, make_search, rollout_evaluator
+from azjax.search_tree import NODE_ARRAYS
 
 SIMULATIONS = 24
 NOISY = SearchParams(dirichlet_alpha=0.5, dirichlet_fraction=0.25)

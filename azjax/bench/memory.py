@@ -7,7 +7,7 @@
     >>> from azjax.bench import memory
     >>> plan = memory.plan(azjax.load_config("go_19x19"), num_devices=8)
     >>> print(plan.table())
-    >>> plan.largest_batch(16 * memory.GIB), plan.required(1024, 500_000)
+    >>> plan.largest_batch(16 * 2**30), plan.required(1024, 500_000)
 
 What it reports, for a config and D devices:
 
@@ -15,11 +15,11 @@ What it reports, for a config and D devices:
    per stored position (the replay buffer's bytes / its capacity), bytes per self-play game
    slot (the self-play state's bytes / the self-play batch), the network's parameters and the
    optimizer state; each in total and per device, per device through the shardings
-   `train.state_shardings` gives the state on a mesh of D devices (an abstract one: no device
+   `compiled.state_shardings` gives the state on a mesh of D devices (an abstract one: no device
    is needed).
 2. The compiled step programs' device memory, from XLA's memory analysis
    (`jit(...).lower(...).compile().memory_analysis()`) of `play_step` and `learn_step` exactly
-   as `train.compile_run` jits them. With at least D devices at hand (accelerators, or CPU
+   as `compiled.compile_run` jits them. With at least D devices at hand (accelerators, or CPU
    devices forced with `XLA_FLAGS=--xla_force_host_platform_device_count=D`) the real
    sharded program is compiled on a mesh of D. Otherwise the per-device share is compiled on
    one device: the self-play batch and the replay capacity times the share one device holds
@@ -59,170 +59,19 @@ import ml_collections
 import numpy as np
 from jax.sharding import AbstractMesh
 
-from azjax import build, steps, train
+from azjax import build, compiled, steps
 from azjax import config as config_lib
+from azjax.bench.memory_model import (
+    MEMORY_SIZES,
+    PROGRAMS,
+    USABLE_FRACTION,
+    Fit,
+    LinearModel,
+    MemoryPlan,
+    ProgramMemory,
+    StatePart,
+)
 from azjax.types import UserError
-
-GIB = 2**30
-MEMORY_SIZES = (16 * GIB, 40 * GIB, 80 * GIB)  # per device: V100 16 GB, A100 40 / 80 GB, H100
-USABLE_FRACTION = 0.9
-PROGRAMS = ("play_step", "learn_step")
-QUANTITIES = ("argument", "output", "alias", "temp", "code")
-
-
-@dataclasses.dataclass(frozen=True)
-class ProgramMemory:
-    """XLA's memory analysis of one compiled program, in bytes per device."""
-
-    name: str  # "play_step" or "learn_step"
-    games: float  # self-play game slots per device (b)
-    positions: float  # replay positions per device (n)
-    argument: float
-    output: float
-    alias: float  # outputs that reuse (donated) argument buffers
-    temp: float
-    code: float  # generated code
-
-    @property
-    def peak(self) -> float:
-        """Bytes live at once: arguments + outputs - aliased + temporaries + code."""
-        return self.argument + self.output - self.alias + self.temp + self.code
-
-
-@dataclasses.dataclass(frozen=True)
-class LinearModel:
-    """One program's memory as `c0 + cb * games + cn * positions` per quantity (per device)."""
-
-    name: str
-    coefficients: dict  # quantity -> (c0, cb, cn)
-    fitted: tuple[ProgramMemory, ...]  # the three compiles it was solved from
-    check: ProgramMemory  # the held-out compile
-
-    def predict(self, games: float, positions: float) -> ProgramMemory:
-        values = {
-            quantity: c0 + cb * games + cn * positions
-            for quantity, (c0, cb, cn) in self.coefficients.items()
-        }
-        return ProgramMemory(self.name, games, positions, **values)
-
-    def peak_coefficients(self) -> tuple[float, float, float]:
-        """(c0, cb, cn) of the peak."""
-        signs = dict(argument=1, output=1, alias=-1, temp=1, code=1)
-        return tuple(sum(signs[q] * self.coefficients[q][i] for q in QUANTITIES) for i in range(3))
-
-    def error(self, quantity: str = "temp") -> float:
-        """Relative error of the prediction at the held-out compile (`quantity` or "peak")."""
-        predicted = self.predict(self.check.games, self.check.positions)
-        measured = getattr(self.check, quantity)
-        return (getattr(predicted, quantity) - measured) / max(measured, 1.0)
-
-    @staticmethod
-    def solve(name: str, fitted: Sequence[ProgramMemory], check: ProgramMemory) -> "LinearModel":
-        """The exact linear model through three compiles (e.g. at (b1, n1), (b2, n1), (b2, n2))."""
-        points = np.array([[1.0, p.games, p.positions] for p in fitted])
-        coefficients = {
-            quantity: tuple(
-                float(c) for c in np.linalg.solve(points, [getattr(p, quantity) for p in fitted])
-            )
-            for quantity in QUANTITIES
-        }
-        return LinearModel(name, coefficients, tuple(fitted), check)
-
-
-@dataclasses.dataclass(frozen=True)
-class StatePart:
-    """One field of `TrainerState`: its bytes in total and on each device."""
-
-    name: str
-    total: int
-    per_device: int
-    per_position: float  # total bytes per replay position (0: does not grow with capacity)
-    per_game: float  # total bytes per self-play slot (0: does not grow with the batch)
-
-
-@dataclasses.dataclass(frozen=True)
-class Fit:
-    """What fits in one memory size per device."""
-
-    memory: int  # bytes per device
-    usable: float  # bytes counted as usable
-    batch: int  # largest self-play batch (total) at the config's capacity; 0: none
-    batch_refused: bool  # `make_pipeline` refuses that batch at that capacity
-    capacity: int  # largest replay capacity (total positions) at the config's batch; 0: none
-
-
-@dataclasses.dataclass(frozen=True)
-class MemoryPlan:
-    """The memory a config needs per device and the largest sizes that fit (see the module)."""
-
-    name: str
-    game: str
-    num_devices: int  # D
-    compiled_on: str  # how the programs were compiled, in words
-    platform: str  # the backend that compiled them ("cpu", "gpu", "tpu")
-    selfplay_batch_size: int  # B, total
-    replay_capacity: int  # N, total positions
-    learner_batch_size: int
-    game_share: float  # of the self-play batch, the share one device holds (1/D when split)
-    position_share: float  # of the replay, the share one device holds
-    bytes_per_position: float  # replay buffer bytes / capacity
-    bytes_per_slot: float  # self-play state bytes / self-play batch
-    parameter_bytes: int  # network variables (parameters and BatchNorm statistics)
-    optimizer_bytes: int  # the rest of the learner's state
-    parts: tuple[StatePart, ...]  # every field of TrainerState
-    models: dict  # program name -> LinearModel
-    max_batch_by_rule: int  # the largest batch `make_pipeline` accepts at the capacity
-    min_capacity_by_rule: int  # the smallest capacity it accepts at the batch
-    usable_fraction: float
-    fits: tuple[Fit, ...]
-    seconds: float  # time taken to compile and plan
-
-    def required(self, batch: int | None = None, capacity: int | None = None) -> dict:
-        """Predicted peak bytes per device of each program at a total self-play `batch` and
-        replay `capacity` (default: the config's)."""
-        games = (self.selfplay_batch_size if batch is None else batch) * self.game_share
-        positions = (self.replay_capacity if capacity is None else capacity) * self.position_share
-        return {name: model.predict(games, positions).peak for name, model in self.models.items()}
-
-    def largest_batch(self, memory: float, capacity: int | None = None) -> int:
-        """The largest total self-play batch (a multiple of the games per device step) whose
-        programs fit in `memory` bytes per device at `capacity` (default: the config's); 0:
-        none."""
-        positions = (self.replay_capacity if capacity is None else capacity) * self.position_share
-        games = _largest(self.models, memory, fixed=positions, vary=1)
-        return int(round(games / self.game_share)) if games >= 1 else 0
-
-    def largest_capacity(self, memory: float, batch: int | None = None) -> int:
-        """The largest total replay capacity whose programs fit in `memory` bytes per device
-        at the self-play `batch` (default: the config's); 0: none."""
-        games = (self.selfplay_batch_size if batch is None else batch) * self.game_share
-        positions = _largest(self.models, memory, fixed=games, vary=2)
-        if positions < 1:
-            return 0
-        step = int(round(1 / self.position_share))  # keep N a multiple of the shards
-        return int(positions / self.position_share) // step * step
-
-    def table(self) -> str:
-        """The plan as text: state, compiled programs, model and the fits (markdown tables)."""
-        from azjax.bench.memory_report import format_plan  # noqa: PLC0415
-
-        return format_plan(self)
-
-
-def _largest(models: dict, memory: float, *, fixed: float, vary: int) -> float:
-    """The largest value of games (vary=1, positions fixed) or positions (vary=2, games
-    fixed) at which every program's predicted peak is at most `memory`; floored."""
-    best = np.inf
-    for model in models.values():
-        c0, cb, cn = model.peak_coefficients()
-        slope, base = (cb, c0 + cn * fixed) if vary == 1 else (cn, c0 + cb * fixed)
-        if base > memory:
-            return 0.0
-        if slope > 0:
-            best = min(best, (memory - base) / slope)
-    if not np.isfinite(best):
-        raise UserError("no program's memory grows with this size: nothing bounds it")
-    return float(np.floor(best))
 
 
 def _nbytes(tree) -> int:
@@ -308,7 +157,7 @@ def _state(pipeline, num_devices: int):
     """The abstract state of `pipeline` and its shardings on an abstract mesh of D."""
     abstract = jax.eval_shape(functools.partial(steps.init_state, pipeline), jax.random.PRNGKey(0))
     mesh = AbstractMesh((num_devices,), ("data",))
-    return abstract, train.state_shardings(pipeline, mesh)
+    return abstract, compiled.state_shardings(pipeline, mesh)
 
 
 def _parts(abstract, shardings) -> list[tuple[str, int, int]]:
@@ -326,13 +175,13 @@ def _parts(abstract, shardings) -> list[tuple[str, int, int]]:
 def _compile(
     config, mesh, *, games: int, positions: int, learner_batch: int, log, point: str
 ) -> dict:
-    """XLA's memory analysis of play_step and learn_step, compiled as `train.compile_run` jits
+    """XLA's memory analysis of play_step and learn_step, compiled as `compiled.compile_run` jits
     them, for this (total) self-play batch, capacity and learner batch on `mesh` (`point`
     says what that is per device, for the log)."""
     config = sized(config, batch=games, capacity=positions, learner_batch=learner_batch)
-    before = set(train._COMPILED)
+    before = set(compiled._COMPILED)
     try:
-        run = train.compile_run(config, mesh)
+        run = compiled.compile_run(config, mesh)
         abstract = jax.eval_shape(run.init, jax.random.PRNGKey(0))
         hyper = build.make_hyperparams(config)
         _, _, learn_keys = jax.eval_shape(run.play, abstract, hyper)
@@ -349,8 +198,8 @@ def _compile(
             results[name] = analysis
         return results
     finally:  # the plan's compile sizes are no run's: keep train's cache as it was
-        for key in set(train._COMPILED) - before:
-            del train._COMPILED[key]
+        for key in set(compiled._COMPILED) - before:
+            del compiled._COMPILED[key]
 
 
 def _program(name: str, analysis, *, games: float, positions: float) -> ProgramMemory:
@@ -367,7 +216,7 @@ def _program(name: str, analysis, *, games: float, positions: float) -> ProgramM
 
 
 def check_devices(config: ml_collections.ConfigDict, num_devices: int) -> None:
-    """Raises `UserError` where `train.compile_run` would refuse `num_devices` devices."""
+    """Raises `UserError` where `compiled.compile_run` would refuse `num_devices` devices."""
     if num_devices < 1:
         raise UserError(f"--devices must be at least 1, got {num_devices}")
     for key in ("selfplay.batch_size", "learner.batch_size"):
@@ -428,7 +277,7 @@ def plan(
 
     # The programs: per device, compiled on the real mesh or as one device's share.
     real = jax.device_count() >= num_devices
-    mesh = train.make_mesh(num_devices if real else 1)
+    mesh = compiled.make_mesh(num_devices if real else 1)
     devices_compiled = mesh.devices.size
     games_share = max(1, round(batch * game_share))
     positions_share = max(1, round(capacity * position_share))

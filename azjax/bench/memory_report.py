@@ -4,7 +4,7 @@ import sys
 
 from azjax import config as config_lib
 from azjax.bench import memory
-from azjax.bench.memory import GIB, MemoryPlan
+from azjax.bench.memory_model import GIB, MemoryPlan
 from azjax.types import UserError
 
 

@@ -13,7 +13,7 @@ import time
 import jax
 import numpy as np
 
-from azjax import build, population, train
+from azjax import build, compiled, population
 
 
 def measure(config, sizes, *, iterations: int = 3, log=print) -> list[dict]:
@@ -33,12 +33,12 @@ def measure(config, sizes, *, iterations: int = 3, log=print) -> list[dict]:
         keys = np.stack([jax.random.PRNGKey(c.seed) for c in configs])
         started = time.perf_counter()
         state = run.init(keys)
-        state, _ = train.iterate(run, state, hyper)
+        state, _ = compiled.iterate(run, state, hyper)
         jax.block_until_ready(state)
         compile_seconds = time.perf_counter() - started
         started = time.perf_counter()
         for _ in range(iterations):
-            state, _ = train.iterate(run, state, hyper)
+            state, _ = compiled.iterate(run, state, hyper)
         jax.block_until_ready(state)
         seconds = (time.perf_counter() - started) / iterations
         rows.append(

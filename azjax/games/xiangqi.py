@@ -13,15 +13,7 @@ label, destination, blocking point (horse leg, elephant eye) and two indices int
 and file prefix counts of occupied points, whose difference counts the pieces a chariot or
 cannon passes over. A slot is pseudo-legal by a few gathers and comparisons.
 
-King safety asks whether the mover's general is attacked after the move. The squares that
-matter are fixed by the general's point: four rays (chariots, cannons, the flying general),
-eight horse points with their legs, three soldier points. They are packed as bit words (a
-bit per ray step, per horse, per leg, per soldier) once per position; a move changes only
-the bits of its origin and destination, read from a [91 * 91, 7] table, and the first and
-second piece along a ray are the lowest set bits of the ray's occupancy word. A move of the
-general itself recomputes the words at its destination (at most 4 such moves). The same
-words at the general's own point tell whether the mover is in check, which the repetition
-rule records for each position (perpetual check, see `Xiangqi`).
+King safety (is the mover's general attacked after a move?) is `xiangqi_check`.
 """
 
 import jax
@@ -30,6 +22,7 @@ import numpy as np
 from flax import struct
 
 from azjax.games import base
+from azjax.games.xiangqi_check import attacked_after, in_check, watch
 from azjax.games.xiangqi_tables import (
     _CANNON_SLOTS,
     _FILE_FLIP,
@@ -43,15 +36,9 @@ from azjax.games.xiangqi_tables import (
     _SLOT_WATCH,
     _SLOT_WIDTHS,
     _SLOTS,
-    _WATCH_MASKS,
-    _WATCH_POINTS,
     _ZOBRIST,
     _ZOBRIST_SIDE,
-    CANNON,
-    CHARIOT,
     FILES,
-    GENERAL,
-    HORSE,
     NUM_ACTIONS,
     OFF,
     POINTS,
@@ -350,17 +337,17 @@ class Xiangqi(base.Game):
         pseudo = (target != OFF) & (victim <= 0) & (cells[block] == 0) & line_ok
         # King safety: a move of the general is judged from its target, the others from
         # the general's point, origin[0]. So the watch words are needed at 5 points.
-        words = _watch(cells, jnp.concatenate([origin[:1], target[:_GENERAL_SLOTS]]))  # [5, 15]
+        words = watch(cells, jnp.concatenate([origin[:1], target[:_GENERAL_SLOTS]]))  # [5, 15]
         general = jnp.where(jnp.arange(len(origin)) < _GENERAL_SLOTS, target, origin[0])
-        legal = pseudo & ~_attacked_after(words[_SLOT_WATCH], general, origin, target)
+        legal = pseudo & ~attacked_after(words[_SLOT_WATCH], general, origin, target)
         mask = jnp.zeros(NUM_ACTIONS + 1, jnp.bool_)
         mask = mask.at[jnp.where(legal, label, NUM_ACTIONS)].set(True)[:NUM_ACTIONS]
         off = jnp.int32(OFF)
-        return mask, _attacked_after(words[0], origin[0], off, off)
+        return mask, attacked_after(words[0], origin[0], off, off)
 
     def in_check(self, state: XiangqiState) -> bool:
         """Whether the general of the player to move is attacked (host-side)."""
-        return bool(_in_check(view(state.board, state.current_player)))
+        return bool(in_check(view(state.board, state.current_player)))
 
     def perpetual_checker(self, state: XiangqiState) -> int | None:
         """The player (0 Red, 1 Black) who lost `state`, a game ended by repetition, by
@@ -425,61 +412,3 @@ def _piece_points(board: Array) -> Array:
         soldiers.append(jnp.min(jnp.where(above, points, OFF)))
     found = jnp.concatenate([jnp.stack(lowest, axis=1).reshape(-1), jnp.stack(soldiers[1:])])
     return found[_PIECE_PICKS].astype(jnp.int32)
-
-
-def _watch(cells: Array, general: Array) -> Array:
-    """The bit words of the points that can attack a general on `general`.
-
-    Args:
-      cells: [91] int8, the board seen from the mover, with the point OFF empty.
-      general: [...] int32, points of the mover's general (OFF: nothing is watched).
-
-    Returns:
-      [..., 15] int32: per ray (up, down, left, right) a word with bit s set where the point
-      s + 1 steps away is occupied (words 0-3), holds an opposing chariot or the opposing
-      general (4-7), holds an opposing cannon (8-11); bit i for an opposing horse on horse
-      point i (12) and where its leg is occupied (13); bit j for an opposing soldier on
-      soldier point j (14).
-    """
-    seen = cells[jnp.asarray(_WATCH_POINTS)[general]]  # [..., 55] int8
-    rays = seen[..., :36].reshape(*seen.shape[:-1], 1, 4, 9)
-    flags = (rays != 0, (rays == -CHARIOT) | (rays == -GENERAL), rays == -CANNON)
-    others = (seen[..., None, 36:44] == -HORSE, seen[..., None, 44:52] != 0)
-    bits = 1 << jnp.arange(9, dtype=jnp.int32)
-    return jnp.concatenate(
-        [
-            jnp.sum(jnp.concatenate(flags, axis=-3) * bits, axis=-1).reshape(*seen.shape[:-1], 12),
-            jnp.sum(jnp.concatenate(others, axis=-2) * bits[:8], axis=-1),
-            jnp.sum((seen[..., None, 52:55] == -SOLDIER) * bits[:3], axis=-1),
-        ],
-        axis=-1,
-    ).astype(jnp.int32)
-
-
-def _attacked_after(words: Array, general: Array, origin: Array, target: Array) -> Array:
-    """[...] bool, whether the general on `general` is attacked once the mover's piece on
-    `origin` has moved to `target` (capturing whatever stood there).
-
-    Args:
-      words: [..., 15] int32, `_watch` of the board before the move at `general`.
-      general, origin, target: [...] int32 points (OFF for "no move").
-    """
-    masks = jnp.asarray(_WATCH_MASKS)
-    leaving = masks[general * (POINTS + 1) + origin]  # [..., 7]
-    arriving = masks[general * (POINTS + 1) + target]
-    occupied = (words[..., 0:4] & ~leaving[..., :4]) | arriving[..., :4]
-    first = occupied & -occupied  # the lowest set bit: the nearest piece on each ray
-    rest = occupied ^ first
-    second = rest & -rest
-    line = ((first & words[..., 4:8]) | (second & words[..., 8:12])) & ~arriving[..., :4]
-    legs = (words[..., 13] & ~leaving[..., 5]) | arriving[..., 5]
-    horse = words[..., 12] & ~arriving[..., 4] & ~legs
-    soldier = words[..., 14] & ~arriving[..., 6]
-    return jnp.any(line != 0, axis=-1) | (horse != 0) | (soldier != 0)
-
-
-def _in_check(board: Array) -> Array:
-    """[] bool, whether the mover's general is attacked on a board seen from the mover."""
-    cells = jnp.append(board, jnp.int8(0))
-    general = jnp.argmax(board == GENERAL).astype(jnp.int32)
-    return _attacked_after(_watch(cells, general), general, jnp.int32(OFF), jnp.int32(OFF))
