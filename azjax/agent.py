@@ -233,8 +233,8 @@ def make_evaluation(
     """Builds train's evaluation: the agent playing `searcher`'s moves against each opponent
     spec, `num_games` games each (half as first player). See `Evaluation`.
 
-    `elo`: None, or the Elo estimate's settings {"anchor", "ratings", "game_kwargs"} (the
-    config's `eval.elo_anchor`, `eval.elo_ratings` and `game_kwargs`)."""
+    `elo`: None, or the Elo estimate's settings {"anchor", "ratings", "game", "game_kwargs"}
+    (the config's `eval.elo_anchor`, `eval.elo_ratings`, `game` and `game_kwargs`)."""
     return Evaluation(
         game,
         searcher,
@@ -345,7 +345,7 @@ class Evaluation:
             raise UserError(f"eval.elo_anchor {anchor!r} is not a fixed opponent ({specs})")
         self._anchors = anchors.calibrate(
             workdir,
-            self.game.name,
+            self._elo["game"],
             self._elo["game_kwargs"],
             specs,
             anchor=anchor,

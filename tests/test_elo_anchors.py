@@ -81,6 +81,23 @@ def test_a_run_calibrates_its_anchors_once_and_logs_its_elo(tmp_path):
     assert (evaluated["eval/elo"] < evaluated["eval/elo_high"]).all()
 
 
+def test_a_preset_game_calibrates_its_anchors_on_its_own_board(tmp_path):
+    # A preset is a game class with preset options: gomoku_6x6_k4 is `Gomoku` (named
+    # "gomoku") on 6x6. The anchors once played 15x15 Gomoku for it, where the run's agent
+    # never plays (and 1000-simulation MCTS took minutes a game).
+    config = tiny_config("gomoku_6x6_k4")
+    config.eval.every = 1
+    config.eval.num_games = 2
+    config.eval.opponents = ("random", "mcts:2")
+    config.train.num_iterations = 1
+    run = tmp_path / "run"
+    train.train(config, run, quiet=True)
+    stored = json.loads((run / anchors.CALIBRATION_DIR / "tournament.json").read_text())
+    assert stored["game"] == {"name": "gomoku_6x6_k4", "kwargs": {}}
+    for line in (run / anchors.CALIBRATION_DIR / "games.jsonl").read_text().splitlines():
+        assert json.loads(line)["plies"] <= 36  # a 6x6 board holds 36 stones
+
+
 def test_anchor_ratings_from_a_tournament_file(tmp_path):
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("player,elo,elo_low,elo_high,games,score\nrandom,-500,-600,-400,9,0.1\n")

@@ -40,6 +40,9 @@ def settings(config) -> dict | None:
     return {
         "anchor": config.eval.elo_anchor,
         "ratings": config.eval.elo_ratings,
+        # The config's game name, not the game object's: a preset such as "gomoku_6x6_k4" is
+        # `Gomoku` named "gomoku" with the preset's board, which its name alone would lose.
+        "game": config.game,
         "game_kwargs": dict(config.game_kwargs),
     }
 
