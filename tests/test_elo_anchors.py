@@ -38,6 +38,20 @@ def test_fixed_ratings_stay_and_the_free_one_is_recovered_at_the_stated_rate():
     assert 0.92 <= covered / 400 <= 0.98
 
 
+def test_estimate_between_far_apart_anchors_converges_in_any_order():
+    # The numbers of a Gomoku 6x6 k4 run: MCTS-1000 won all 64 calibration games against
+    # random (-1231 Elo); the agent then won 64 of 64 against random and 46 of 64 against
+    # MCTS-1000. With random first, Newton's full steps once flew off to +2,531,612.
+    outcomes = {"random": [1.0] * 64, "mcts:1000": [1.0] * 46 + [-1.0] * 18}
+    first = anchors.estimate(outcomes, {"random": -1231.1, "mcts:1000": 0.0})
+    second = anchors.estimate(outcomes, {"mcts:1000": 0.0, "random": -1231.1})
+    # Equal up to the weak prior (sd 2000 Elo), centred on the first anchor: 0.7 Elo here.
+    assert first == pytest.approx(second, abs=2.0)
+    # 46 of 64 against MCTS-1000 alone is +164 Elo; beating random far below adds ~nothing.
+    assert 100 < first["eval/elo"] < 230
+    assert first["eval/elo_low"] < first["eval/elo"] < first["eval/elo_high"]
+
+
 def test_estimate_is_on_the_anchors_scale_wherever_it_is_anchored():
     # The same games rated with the anchors shifted by 1000: the estimate shifts by 1000.
     outcomes = {"mcts:100": [1.0] * 30 + [-1.0] * 10, "mcts:400": [1.0, -1.0] * 20}
