@@ -138,7 +138,7 @@ def fit(
       prior_sd: standard deviation in Elo of a Gaussian prior on each rating (keeps players
         that won or lost every game finite); infinity for the pure maximum likelihood.
       iterations: Newton steps at most (it converges in a handful; steps are capped at
-        _MAX_STEP natural-log odds, about 170 Elo, so 200 steps reach 35,000 Elo).
+        _MAX_STEP natural-log odds, about 174 Elo, so 200 steps reach 35,000 Elo).
 
     Returns:
       The `Ratings`.
@@ -181,10 +181,11 @@ def fit(
         # hundreds of Elo apart flies off to where every game is certain and the curvature
         # vanishes); a step of at most _MAX_STEP keeps it on the concave slope, and near the
         # maximum the steps are small and full again.
-        if len(free) and np.max(np.abs(step)) > _MAX_STEP:
-            step *= _MAX_STEP / np.max(np.abs(step))
+        largest = np.max(np.abs(step)) if len(free) else 0.0
+        if largest > _MAX_STEP:
+            step *= _MAX_STEP / largest
         strength[free] += step
-        if not len(free) or np.max(np.abs(step)) < 1e-10:
+        if largest < 1e-10:
             break
 
     elo = np.full(len(players), math.nan)
