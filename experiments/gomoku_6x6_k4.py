@@ -2,8 +2,8 @@
 
 AlphaZero_Gomoku reports a reasonable model after 500-1000 self-play games (about 2 hours
 on a PC); here 128 games run in lockstep. Evaluated against pure MCTS with 1000 simulations.
-One iteration takes about 3.4 s on a 2-core CPU (median of the run in the README,
-self-play and learning; evaluation against MCTS-1000 adds about 150 s every 20 iterations).
+One iteration takes about 3.9 s on an idle 2-core CPU (median of the run in the README,
+self-play and learning; evaluation against MCTS-1000 adds about 65 s every 20 iterations).
 """
 
 from azjax.config import base_config
