@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import ml_collections
 
-from azjax import arena, build, checkpoint
+from azjax import arena, build, checkpoint, zoo
 from azjax.arena import random_player, search_player
 from azjax.config import from_dict, parse_opponent_spec, read_config_file
 from azjax.games import Game, State
@@ -123,8 +123,8 @@ def load_agent(
     next older one is loaded. The agent uses the config its checkpoint was written with.
 
     Args:
-      workdir: the run directory (holding config.json and checkpoints/), or the path of
-        one checkpoint in it (`RUN/checkpoints/STEP`).
+      workdir: the run directory (holding config.json and checkpoints/), the path of
+        one checkpoint in it (`RUN/checkpoints/STEP`), or `zoo:NAME`, a shipped agent.
       num_simulations: search simulations per move (default: the run's eval setting).
       step: iteration to load (default: the newest).
 
@@ -134,6 +134,14 @@ def load_agent(
     """
     if num_simulations is not None and not 1 <= num_simulations <= 1_000_000:
         raise UserError(f"simulations must be between 1 and 1000000, got {num_simulations}")
+    if zoo.is_zoo(str(workdir)):
+        config, variables, card = zoo.load(str(workdir))
+        if step is not None and step != card.iteration:
+            raise UserError(f"{workdir} is iteration {card.iteration}, not {step}")
+        game = build.make_game(config)
+        network = build.make_network_for(config, game)
+        simulations = num_simulations or config.eval.num_simulations
+        return Agent(game, network, config, variables, card.iteration, simulations)
     path = Path(workdir)
     if path.name.isdigit() and path.parent.name == "checkpoints":  # a checkpoint's path
         workdir, step = path.parent.parent, int(path.name) if step is None else step

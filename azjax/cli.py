@@ -4,6 +4,8 @@
         --config.search.num_simulations=32
     azjax evaluate --workdir runs/c4 --opponent mcts:800 --games 200
     azjax play --workdir runs/c4
+    azjax zoo                                               # the shipped trained agents
+    azjax serve --agent connect_four                        # play one in the browser
     azjax gtp --workdir runs/go_9x9 --simulations 200      # Go GUIs, GNU Go
     azjax uci --workdir runs/xiangqi                        # Xiangqi GUIs, Fairy-Stockfish
     azjax selfplay --workdir runs/go_9x9 --games 8 --sgf games/
@@ -20,7 +22,7 @@ print one line to stderr and exit with status 2.
 
 import sys
 
-from azjax.cli_args import parser, split_overrides
+from azjax.cli_args import parser, resolve_agent, split_overrides
 
 
 def _train(args, overrides) -> int:
@@ -234,6 +236,36 @@ def _games(args) -> int:
     return 0
 
 
+def _zoo(args) -> int:
+    from azjax import zoo  # noqa: PLC0415
+    from azjax.types import UserError  # noqa: PLC0415
+
+    if args.export is None:
+        if args.names:
+            print("\n".join(zoo.names()))
+            return 0
+        from azjax.zoo.export import format_table  # noqa: PLC0415
+
+        print(format_table(zoo.cards()) or "the zoo is empty")
+        return 0
+    if not args.name:
+        raise UserError("--export RUN needs --name NAME")
+    from azjax.zoo.export import export, format_table  # noqa: PLC0415
+
+    opponents = [spec.strip() for spec in args.opponents.split(",") if spec.strip()]
+    card = export(
+        args.export,
+        args.name,
+        command=args.train_command,
+        opponents=opponents,
+        games=args.games,
+        seed=args.seed,
+        notes=args.notes,
+    )
+    print(format_table([card]))
+    return 0
+
+
 def _bench(args) -> int:
     from azjax import bench  # noqa: PLC0415
 
@@ -252,6 +284,7 @@ COMMANDS = {
     "plot": _plot,
     "tournament": _tournament,
     "games": _games,
+    "zoo": _zoo,
 }
 
 
@@ -280,6 +313,7 @@ def _main(argv: list[str]) -> int:
     try:
         rest, overrides = split_overrides(argv)
         args = parser().parse_args(rest)
+        resolve_agent(args)
         if args.command is None:
             parser().print_help()
             return 2

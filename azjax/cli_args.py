@@ -60,6 +60,22 @@ def split_overrides(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     return rest, overrides
 
 
+def _agent_arguments(command, help: str) -> None:
+    """`--workdir RUN` or `--agent NAME` (a shipped agent, `azjax zoo`): exactly one."""
+    source = command.add_mutually_exclusive_group(required=True)
+    source.add_argument("--workdir", help=help)
+    source.add_argument("--agent", metavar="NAME", help="a shipped agent (`azjax zoo --names`)")
+
+
+def resolve_agent(args) -> None:
+    """Folds `--agent NAME` (and serve's `--opponent-agent`) into `workdir` as `zoo:NAME`,
+    which `agent.load_agent` reads."""
+    if getattr(args, "agent", None):
+        args.workdir = f"zoo:{args.agent}"
+    if getattr(args, "opponent_agent", None):
+        args.opponent_workdir = f"zoo:{args.opponent_agent}"
+
+
 def parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="azjax", description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
@@ -98,11 +114,11 @@ def parser() -> argparse.ArgumentParser:
     )
 
     evaluate = commands.add_parser("evaluate", help="play a trained agent against an opponent")
-    evaluate.add_argument("--workdir", required=True, help="run directory of the agent")
+    _agent_arguments(evaluate, "run directory of the agent")
     evaluate.add_argument(
         "--opponent",
         default="mcts:200",
-        help="random, mcts:N (pure MCTS, N simulations) or workdir:PATH",
+        help="random, mcts:N (pure MCTS, N simulations), workdir:PATH or zoo:NAME",
     )
     evaluate.add_argument(
         "--games", type=_even_count, default=100, help="games (even), half as first"
@@ -125,13 +141,13 @@ def parser() -> argparse.ArgumentParser:
     selfplay = commands.add_parser(
         "selfplay", help="play self-play games as in training and save them as SGF (go)"
     )
-    selfplay.add_argument("--workdir", required=True, help="run directory or checkpoint path")
+    _agent_arguments(selfplay, "run directory or checkpoint path")
     selfplay.add_argument("--games", type=_even_count, default=8, help="games (even)")
     selfplay.add_argument("--sgf", required=True, help="folder for the SGF files")
     selfplay.add_argument("--seed", type=_count(0), default=0)
 
     gtp = commands.add_parser("gtp", help="a GTP engine on stdin/stdout for Go GUIs (go runs)")
-    gtp.add_argument("--workdir", required=True, help="run directory or checkpoint path")
+    _agent_arguments(gtp, "run directory or checkpoint path")
     gtp.add_argument(
         "--simulations", type=SIMULATIONS, default=None, help="search simulations per move"
     )
@@ -144,14 +160,14 @@ def parser() -> argparse.ArgumentParser:
     uci = commands.add_parser(
         "uci", help="a UCI engine on stdin/stdout for Xiangqi GUIs and engines (xiangqi runs)"
     )
-    uci.add_argument("--workdir", required=True, help="run directory or checkpoint path")
+    _agent_arguments(uci, "run directory or checkpoint path")
     uci.add_argument(
         "--simulations", type=SIMULATIONS, default=None, help="default search simulations per move"
     )
     uci.add_argument("--seed", type=_count(0), default=0)
 
     play = commands.add_parser("play", help="play against a trained agent in the terminal")
-    play.add_argument("--workdir", required=True)
+    _agent_arguments(play, "run directory or checkpoint path")
     play.add_argument("--simulations", type=SIMULATIONS, default=None)
     play.add_argument("--second", action="store_true", help="let the agent move first")
     play.add_argument("--seed", type=_count(0), default=0)
@@ -159,9 +175,12 @@ def parser() -> argparse.ArgumentParser:
     serve = commands.add_parser(
         "serve", help="play against a trained agent (or watch two) in the browser"
     )
-    serve.add_argument("--workdir", required=True, help="run directory or checkpoint path")
+    _agent_arguments(serve, "run directory or checkpoint path")
     serve.add_argument(
         "--opponent-workdir", default=None, help="a second run: watch the two agents play"
+    )
+    serve.add_argument(
+        "--opponent-agent", default=None, metavar="NAME", help="a shipped agent as the second"
     )
     serve.add_argument("--simulations", type=SIMULATIONS, default=None)
     serve.add_argument("--port", type=_count(1, 65535), default=8000)
@@ -231,7 +250,7 @@ def parser() -> argparse.ArgumentParser:
         "--players",
         nargs="+",
         default=None,
-        help="RUN, RUN@STEP, RUN@every:K, RUN@all, random, mcts:N, minimax, "
+        help="RUN, RUN@STEP, RUN@every:K, RUN@all, zoo:NAME, random, mcts:N, minimax, "
         'gtp:"COMMAND", uci:"COMMAND" depth=D (default: the players already in DIR)',
     )
     tournament.add_argument("--game", default=None, help="the game when no player is a run")
@@ -266,4 +285,20 @@ def parser() -> argparse.ArgumentParser:
 
     add_sweep(commands, _count)
     commands.add_parser("games", help="list the registered games")
+
+    zoo = commands.add_parser(
+        "zoo", help="the trained agents shipped with azjax (play one: --agent NAME)"
+    )
+    zoo.add_argument("--names", action="store_true", help="the names alone, one a line")
+    zoo.add_argument("--export", default=None, metavar="RUN", help="add RUN's newest checkpoint")
+    zoo.add_argument("--name", default=None, help="--export: the agent's name")
+    zoo.add_argument(
+        "--command", dest="train_command", default="", help="--export: the command that trained RUN"
+    )
+    zoo.add_argument(
+        "--opponents", default="random,mcts:200", help="--export: fixed opponents, comma separated"
+    )
+    zoo.add_argument("--games", type=_even_count, default=200, help="--export: games per opponent")
+    zoo.add_argument("--notes", default="", help="--export: a note shown with the agent")
+    zoo.add_argument("--seed", type=_count(0), default=0)
     return parser

@@ -186,10 +186,23 @@ def load_module(path: Path, what: str):
     return module
 
 
+def split_variant(path: str) -> tuple[str, str | None]:
+    """Splits `file.py:variant` (Flax's and big_vision's way) into the file and the variant."""
+    head, sep, tail = path.rpartition(":")
+    if sep and head and tail and "/" not in tail:
+        return head, tail
+    return path, None
+
+
 def load_config(path: str | None) -> ml_collections.ConfigDict:
-    """Loads `get_config()` from an experiment file (a path, or a name in experiments/)."""
+    """Loads `get_config()` from an experiment file (a path, or a name in experiments/).
+
+    `file.py:variant` (or `name:variant`) calls `get_config("variant")`: one file holds the
+    accelerator-sized experiment and its variants (`experiments/othello.py:cpu`).
+    """
     if path is None:
         path = "connect_four"
+    path, variant = split_variant(path)
     candidate = Path(path)
     if not candidate.exists() and not path.endswith(".py"):
         for root in (Path.cwd(), REPO_ROOT):
@@ -204,8 +217,13 @@ def load_config(path: str | None) -> ml_collections.ConfigDict:
     module = load_module(candidate, "experiment")
     if not hasattr(module, "get_config"):
         raise UserError(f"experiment {candidate} has no get_config() function")
+    takes_variant = bool(inspect.signature(module.get_config).parameters)
+    if variant is not None and not takes_variant:
+        raise UserError(f"experiment {candidate} has no variants (its get_config() takes none)")
     try:
-        config = module.get_config()
+        config = module.get_config(variant) if takes_variant else module.get_config()
+    except UserError:
+        raise
     except Exception as error:
         raise UserError(f"get_config() of {candidate} failed: {error}") from None
     validate(config)

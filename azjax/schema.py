@@ -212,7 +212,8 @@ def parse_opponent_spec(spec: str) -> tuple[str, object]:
     """Parses an opponent spec into (kind, argument): 'random', 'minimax', 'mcts:N',
     'ladder:N' (pure MCTS from N simulations, N more after each evaluation the agent won
     every game of), 'previous' (the network at the previous evaluation), 'workdir:PATH' (or
-    a bare existing path), and outside engines 'gtp:COMMAND ...' / 'uci:COMMAND ...' (kind
+    a bare existing path), 'zoo:NAME' (a shipped agent), and outside engines
+    'gtp:COMMAND ...' / 'uci:COMMAND ...' (kind
     'engine', the parsed `protocols.engine.EngineSpec`)."""
     if spec in ("random", "minimax", "previous"):
         return spec, None
@@ -230,9 +231,11 @@ def parse_opponent_spec(spec: str) -> tuple[str, object]:
         return "engine", parse_engine_spec(spec)
     if spec.startswith("workdir:"):
         return "workdir", spec.split(":", 1)[1]
+    if spec.startswith("zoo:") and len(spec) > 4:
+        return "workdir", spec  # a shipped agent: `load_agent` reads `zoo:NAME`
     if Path(spec).is_dir():
         return "workdir", spec
     raise UserError(
         f"bad opponent {spec!r}; use random, minimax (tic_tac_toe), mcts:N, ladder:N, "
-        'previous, workdir:PATH, gtp:"COMMAND" or uci:"COMMAND"'
+        'previous, workdir:PATH, zoo:NAME, gtp:"COMMAND" or uci:"COMMAND"'
     )

@@ -6,6 +6,7 @@ Specs (`azjax tournament --players ...`):
     RUN@STEP            the checkpoint of iteration STEP
     RUN@every:K         every checkpoint whose iteration is a multiple of K
     RUN@all             every checkpoint
+    zoo:NAME            a trained agent shipped with azjax (`azjax zoo`)
     random, minimax, mcts:N        the baselines (minimax: Tic-tac-toe only)
     gtp:"COMMAND" [OPTIONS]        an outside Go engine speaking GTP
     uci:"COMMAND" [OPTIONS]        an outside Xiangqi engine speaking UCI (depth=D, nodes=N)
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import jax
 
+from azjax import zoo
 from azjax.arena import DeviceHostPlayer
 from azjax.games import Game
 from azjax.protocols.engine import parse_engine_spec
@@ -83,6 +85,14 @@ def resolve(spec: str, *, simulations: int | None = None) -> list[PlayerInfo]:
     if spec.startswith(("gtp:", "uci:")):
         parse_engine_spec(spec)  # a one-line error now rather than mid-tournament
         return [PlayerInfo(name=spec, kind="engine")]
+    if zoo.is_zoo(spec):
+        card = zoo.card(spec)
+        sims = simulations or int(zoo.read_config(spec).eval.num_simulations)
+        return [
+            PlayerInfo(
+                name=spec, kind="checkpoint", run=spec, step=card.iteration, simulations=sims
+            )
+        ]
     if spec.startswith("workdir:"):
         spec = spec[len("workdir:") :]
     match = _RUN_SUFFIX.search(spec)

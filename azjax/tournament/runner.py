@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jax
 
-from azjax import arena, games
+from azjax import arena, games, zoo
 from azjax.games import Game
 from azjax.ratings import Ratings, fit
 from azjax.tournament.log import GameLog, read_settings, write_settings
@@ -37,7 +37,9 @@ def _game_of(
         if info.kind == "checkpoint":
             from azjax.runs import load_run_config  # noqa: PLC0415
 
-            config = load_run_config(info.run)
+            config = (
+                zoo.read_config(info.run) if zoo.is_zoo(info.run) else load_run_config(info.run)
+            )
             chosen = {"name": config.game, "kwargs": dict(config.game_kwargs)}
             break
     if chosen is None and game_name is not None:

@@ -1,0 +1,118 @@
+"""`azjax zoo --export RUN --name NAME`: rates a run's newest checkpoint against fixed
+opponents (95% intervals) and writes it into the zoo (`azjax/zoo/agents/NAME/`)."""
+
+import math
+import platform
+import re
+from pathlib import Path
+
+import jax
+
+from azjax import arena, zoo
+from azjax.agent import load_agent, make_opponent
+from azjax.metrics import read_metrics
+from azjax.types import UserError
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,47}")
+
+
+def cpu_model() -> str:
+    """The processor's model name (Linux), else what `platform` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _finite(elo: float) -> float | None:
+    """An Elo for JSON: None where a perfect or null score makes it infinite."""
+    return round(elo, 1) if math.isfinite(elo) else None
+
+
+def _elo(value: float | None, sign: int) -> str:
+    return f"{value:+.0f}" if value is not None else ("+inf" if sign > 0 else "-inf")
+
+
+def rate(agent, opponents: list[str], games: int, seed: int) -> list[dict]:
+    """The agent's score and Elo (95% Wilson intervals) against each opponent, `games` games
+    each, half with each colour."""
+    ratings = []
+    for index, spec in enumerate(opponents):
+        opponent, params = make_opponent(agent.game, spec)
+        match = jax.jit(arena.make_match(agent.game, agent.player, opponent, num_games=games))
+        result = match(agent.variables, params, jax.random.PRNGKey(seed + index))
+        summary = arena.summarize(jax.device_get(result.outcomes))
+        ratings.append(
+            {
+                "opponent": spec,
+                "games": games,
+                "wins": summary.wins,
+                "draws": summary.draws,
+                "losses": summary.losses,
+                "score": round(summary.score, 4),
+                "low": round(summary.score_low, 4),
+                "high": round(summary.score_high, 4),
+                "elo": _finite(summary.elo),
+                "elo_low": _finite(summary.elo_low),
+                "elo_high": _finite(summary.elo_high),
+            }
+        )
+    return ratings
+
+
+def export(
+    workdir: str,
+    name: str,
+    *,
+    command: str,
+    opponents: list[str],
+    games: int,
+    seed: int = 0,
+    notes: str = "",
+    into: Path = zoo.AGENTS,
+) -> zoo.Card:
+    """Rates `workdir`'s newest checkpoint and writes it as the zoo agent `name`.
+
+    Raises:
+      UserError: a bad name, no run or checkpoint, a bad opponent.
+    """
+    if not _NAME.fullmatch(name):
+        raise UserError(f"a zoo name is lower-case letters, digits and _, got {name!r}")
+    agent = load_agent(workdir)
+    records = [r for r in read_metrics(workdir) if r.get("iteration", 0) <= agent.iteration]
+    minutes = records[-1]["wall_time"] / 60 if records else 0.0
+    card = zoo.Card(
+        name=name,
+        game=agent.config.game,
+        iteration=agent.iteration,
+        train_minutes=round(minutes, 1),
+        command=command,
+        cpu=cpu_model(),
+        ratings=tuple(rate(agent, opponents, games, seed)),
+        notes=notes,
+    )
+    zoo.save(into / name, agent.config, agent.variables, card)
+    return card
+
+
+def format_table(cards: list[zoo.Card]) -> str:
+    """`azjax zoo`'s table: name, game, training, each rating with its interval, command."""
+    lines = []
+    for card in cards:
+        lines.append(
+            f"{card.name}  ({card.game}, iteration {card.iteration}, "
+            f"{card.train_minutes:g} min on {card.cpu})"
+        )
+        for r in card.ratings:
+            lines.append(
+                f"    vs {r['opponent']:<10} {r['score']:.3f} ({r['low']:.3f}-{r['high']:.3f}) "
+                f"in {r['games']} games, Elo {_elo(r['elo'], 1)} ({_elo(r['elo_low'], -1)} to "
+                f"{_elo(r['elo_high'], 1)})"
+            )
+        lines.append(f"    trained by: {card.command}")
+        if card.notes:
+            lines.append(f"    note: {card.notes}")
+    return "\n".join(lines)

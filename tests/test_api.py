@@ -1,0 +1,33 @@
+"""The front door: every name `azjax` exports resolves, and experiment variants load."""
+
+import pytest
+
+import azjax
+from azjax import config as config_lib
+from azjax.types import UserError
+
+
+@pytest.mark.parametrize("name", azjax.__all__)
+def test_every_exported_name_resolves(name):
+    assert getattr(azjax, name) is not None
+
+
+def test_split_variant():
+    assert config_lib.split_variant("experiments/othello.py:cpu6") == (
+        "experiments/othello.py",
+        "cpu6",
+    )
+    assert config_lib.split_variant("othello:cpu") == ("othello", "cpu")
+    assert config_lib.split_variant("gs://bucket/exp.py") == ("gs://bucket/exp.py", None)
+    assert config_lib.split_variant("experiments/othello.py") == ("experiments/othello.py", None)
+
+
+def test_experiment_variants_load_and_differ():
+    base = config_lib.load_config("othello")
+    small = config_lib.load_config("experiments/othello.py:cpu6")
+    assert base.game == "othello" and small.game == "othello_6x6"
+    assert small.network.channels < base.network.channels
+    with pytest.raises(UserError, match="variants"):
+        config_lib.load_config("othello:nope")
+    with pytest.raises(UserError, match="no variants"):
+        config_lib.load_config("tic_tac_toe:cpu")

@@ -1,0 +1,81 @@
+"""The zoo: agents shipped inside the package load, play and beat random; a run exports to
+one and every command that takes an agent takes `--agent NAME` / `zoo:NAME`."""
+
+import jax
+import numpy as np
+import pytest
+from conftest import tiny_config, untrained_run
+
+from azjax import arena, cli, tournament, zoo
+from azjax.agent import load_agent, make_opponent
+from azjax.zoo import export as zoo_export
+
+
+@pytest.fixture
+def tiny_zoo(tmp_path, monkeypatch):
+    """A zoo in a temporary folder holding one exported (untrained) Tic-tac-toe agent."""
+    run = untrained_run(tmp_path / "run", tiny_config())
+    monkeypatch.setattr(zoo, "AGENTS", tmp_path / "zoo")
+    card = zoo_export.export(
+        str(run),
+        "tiny_ttt",
+        command="azjax train --config tiny",
+        opponents=["random"],
+        games=4,
+        into=tmp_path / "zoo",
+    )
+    return run, card
+
+
+def test_export_writes_a_card_and_loads_back(tiny_zoo):
+    run, card = tiny_zoo
+    assert zoo.names() == ["tiny_ttt"]
+    assert card.game == "tic_tac_toe" and card.iteration == 0
+    (rating,) = card.ratings
+    assert rating["opponent"] == "random" and rating["games"] == 4
+    assert rating["low"] <= rating["score"] <= rating["high"]
+    assert zoo.card("tiny_ttt") == card  # read back from card.json
+    shipped, original = load_agent("zoo:tiny_ttt"), load_agent(str(run))
+    assert shipped.game.name == original.game.name
+    for a, b in zip(
+        jax.tree.leaves(shipped.variables), jax.tree.leaves(original.variables), strict=True
+    ):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-2, atol=1e-2)  # bf16
+
+
+def test_unknown_zoo_agent_is_a_user_error(tiny_zoo, capsys):
+    assert cli.main(["evaluate", "--agent", "nope", "--games", "2"]) == 2
+    assert "no zoo agent 'nope' (the zoo has: tiny_ttt)" in capsys.readouterr().err
+    assert cli.main(["zoo", "--export", "x"]) == 2  # --name missing
+
+
+def test_commands_take_agent_names(tiny_zoo, tmp_path, capsys):
+    assert cli.main(["zoo", "--names"]) == 0
+    assert capsys.readouterr().out.split() == ["tiny_ttt"]
+    assert cli.main(["zoo"]) == 0
+    listing = capsys.readouterr().out
+    assert "tiny_ttt  (tic_tac_toe, iteration 0" in listing and "vs random" in listing
+    args = ["evaluate", "--agent", "tiny_ttt", "--opponent", "zoo:tiny_ttt", "--games", "2"]
+    assert cli.main(args) == 0
+    assert "zoo:tiny_ttt (iteration 0" in capsys.readouterr().out
+    ratings = tournament.run(
+        tmp_path / "t", ["zoo:tiny_ttt", "random"], games_per_pair=2, batch_size=2, quiet=True
+    )
+    assert sorted(ratings.players) == ["random", "zoo:tiny_ttt"]
+
+
+@pytest.mark.parametrize("name", zoo.names())
+def test_every_shipped_agent_beats_random(name):
+    agent = load_agent(
+        f"zoo:{name}", num_simulations=min(16, zoo.read_config(name).eval.num_simulations)
+    )
+    opponent, params = make_opponent(agent.game, "random")
+    match = jax.jit(arena.make_match(agent.game, agent.player, opponent, num_games=20))
+    result = match(agent.variables, params, jax.random.PRNGKey(0))
+    summary = arena.summarize(jax.device_get(result.outcomes))
+    assert summary.score_low > 0.5, f"{name}: {summary.format()}"
+
+
+def test_the_zoo_ships_agents():
+    assert len(zoo.names()) >= 1, "no trained agent is shipped in azjax/zoo/agents/"
