@@ -1,65 +1,36 @@
 """Ablations: the same experiment trained with each option on or off, for the same
 wall-clock budget, then rated against one fixed opponent with 95% intervals.
 
-    python -m azjax.ablation --config experiments/gomoku_6x6_k4.py --minutes 10 \\
-        --opponent mcts:1000 --games 200 --workdir runs/ablation_gomoku
+    azjax ablation --config gomoku_6x6_k4 --minutes 10 --opponent mcts:1000 --games 200 \\
+        --workdir runs/ablation_gomoku [--variants baseline,tree_reuse] [--config.KEY=VALUE]
 
 Each variant is an ordinary run in `WORKDIR/VARIANT` (its config overrides on top of the
-experiment, `train.max_minutes` set to the budget and in-training evaluation off, so the
-budget is spent on self-play and learning), then its final network plays `--games` games
-against the opponent (half as first player). Results go to `WORKDIR/results.jsonl`, one
-line per variant; rerunning skips the variants done and resumes an interrupted one.
-`run_ablation` and `results_table` are the notebook API.
+experiment and the command line's `--config.KEY=VALUE`, `train.max_minutes` set to the
+budget and in-training evaluation off, so the budget is spent on self-play and learning),
+then its final network plays `--games` games against the opponent (half as first player).
+Results go to `WORKDIR/results.jsonl`, one line per variant; rerunning skips the variants
+done and resumes an interrupted one. `run_ablation` and `results_table` are the notebook
+API; the command line's parser is in `ablation_args.py` (it loads no jax).
 """
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 
+import jax
+
+from azjax import agent as agent_lib
+from azjax import arena, train
+from azjax.ablation_args import ALL_OFF, VARIANTS
+from azjax.config import apply_overrides, load_config, parse_opponent_spec
 from azjax.types import UserError
 
-# Every technique of issue 15 off: the baseline the single-technique variants start from.
-ALL_OFF = {
-    "search.tree_reuse": "false",
-    "selfplay.full_search_fraction": "1.0",
-    "selfplay.resign": "false",
-    "learner.kl_target": "0.0",
-    "learner.value_target_mix": "0.0",
-}
-# Each technique on its own, and "defaults": the experiment as it is (today's defaults).
-VARIANTS = {
-    "baseline": ALL_OFF,
-    "tree_reuse": {**ALL_OFF, "search.tree_reuse": "true"},
-    "playout_cap": {
-        **ALL_OFF,
-        "selfplay.full_search_fraction": "0.25",
-        "selfplay.cheap_simulations": "8",
-    },
-    "resign": {**ALL_OFF, "selfplay.resign": "true"},
-    "kl_lr": {**ALL_OFF, "learner.kl_target": "0.02"},
-    "value_mix": {**ALL_OFF, "learner.value_target_mix": "0.5"},
-    # The two that helped most on Gomoku, together.
-    "reuse_cap": {
-        **ALL_OFF,
-        "search.tree_reuse": "true",
-        "selfplay.full_search_fraction": "0.25",
-        "selfplay.cheap_simulations": "8",
-    },
-    # Everything that helped on Gomoku 6x6 k4 alone (tree reuse, KL-adaptive LR, value mix).
-    "combined": {
-        **ALL_OFF,
-        "search.tree_reuse": "true",
-        "learner.kl_target": "0.02",
-        "learner.value_target_mix": "0.5",
-    },
-    "defaults": {},
-}
+__all__ = ["ALL_OFF", "VARIANTS", "command", "results_table", "run_ablation"]
 
 
 def run_ablation(
-    config_path: str,
+    config_path: str | None,
     workdir: str | Path,
     *,
     variants: dict[str, dict[str, str]] | None = None,
@@ -69,14 +40,24 @@ def run_ablation(
     seed: int = 0,
     base_overrides: dict[str, str] | None = None,
 ) -> list[dict]:
-    """Trains and rates every variant not yet in `WORKDIR/results.jsonl`; returns all rows."""
-    import jax  # noqa: PLC0415
+    """Trains and rates every variant not yet in `WORKDIR/results.jsonl`; returns all rows.
 
-    from azjax import agent as agent_lib  # noqa: PLC0415
-    from azjax import arena, train  # noqa: PLC0415
-    from azjax.config import apply_overrides, load_config, parse_opponent_spec  # noqa: PLC0415
+    Args:
+      config_path: the experiment, as `config.load_config` takes it (a file or a name;
+        None: connect_four).
+      workdir: the ablation directory; each variant runs in `workdir/VARIANT`.
+      variants: name -> config overrides (default `VARIANTS`).
+      minutes: each variant's training budget (`train.max_minutes`).
+      opponent: the rating opponent's spec.
+      games: rating games per variant (even), half as first player.
+      seed: the runs' seed (the rating matches use seed + 1).
+      base_overrides: config overrides applied to every variant, under its own.
 
+    Raises:
+      UserError: a bad experiment, override or opponent.
+    """
     parse_opponent_spec(opponent)
+    apply_overrides(load_config(config_path), base_overrides or {})  # bad input: before work
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     results_path = workdir / "results.jsonl"
@@ -151,56 +132,31 @@ def results_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m azjax.ablation", description=__doc__)
-    parser.add_argument("--config", required=True, help="experiment file")
-    parser.add_argument("--workdir", required=True)
-    parser.add_argument("--minutes", type=float, default=10.0, help="training budget per run")
-    parser.add_argument("--opponent", default="mcts:1000")
-    parser.add_argument("--games", type=int, default=200, help="rating games (even)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--variants", default=",".join(VARIANTS), help=f"comma-separated, of {list(VARIANTS)}"
+def command(args, overrides: dict[str, str]) -> int:
+    """`azjax ablation`: trains and rates the variants, then prints the table."""
+    names = [n.strip() for n in args.variants.split(",") if n.strip()]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown or not names:
+        bad = unknown[0] if unknown else args.variants
+        raise UserError(f"unknown variant {bad!r}; known: {', '.join(VARIANTS)}")
+    rows = run_ablation(
+        args.config,
+        args.workdir,
+        variants={n: VARIANTS[n] for n in names},
+        minutes=args.minutes,
+        opponent=args.opponent,
+        games=args.games,
+        seed=args.seed,
+        base_overrides=overrides,
     )
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a config override applied to every variant (repeatable)",
-    )
-    args = parser.parse_args(argv)
-    try:
-        names = [n for n in args.variants.split(",") if n]
-        unknown = [n for n in names if n not in VARIANTS]
-        if unknown:
-            raise UserError(f"unknown variant {unknown[0]!r}; known: {', '.join(VARIANTS)}")
-        if args.games < 2 or args.games % 2:
-            raise UserError(f"--games must be even and at least 2, got {args.games}")
-        if not args.minutes > 0:
-            raise UserError(f"--minutes must be positive, got {args.minutes}")
-        base = {}
-        for item in args.set:
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise UserError(f"--set expects KEY=VALUE, got {item!r}")
-            base[key] = value
-        rows = run_ablation(
-            args.config,
-            args.workdir,
-            variants={n: VARIANTS[n] for n in names},
-            minutes=args.minutes,
-            opponent=args.opponent,
-            games=args.games,
-            seed=args.seed,
-            base_overrides=base,
-        )
-    except UserError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
     print(results_table(rows))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # The ablation is a command of the `azjax` command line; this module is its library.
+    print(
+        "azjax: error: run `azjax ablation ARGS` (`--set KEY=VALUE` is now `--config.KEY=VALUE`)",
+        file=sys.stderr,
+    )
+    sys.exit(2)

@@ -1,5 +1,5 @@
-"""Trained agents and opponents as players: load one from a workdir and ask it for moves;
-evaluate a network against the config's opponents.
+"""Trained agents and opponents as players: load one from a workdir and ask it for moves.
+Training's evaluation against the config's opponents is `azjax.evaluation`.
 
 Example::
 
@@ -8,7 +8,6 @@ Example::
     output = agent.act(states, key)   # action [B], action_weights [B, A], value [B]
 """
 
-import copy
 import dataclasses
 from pathlib import Path
 from typing import Any
@@ -16,13 +15,12 @@ from typing import Any
 import jax
 import ml_collections
 
-from azjax import arena, build, checkpoint, zoo
+from azjax import build, checkpoint, zoo
 from azjax.arena import random_player, search_player
 from azjax.config import from_dict, parse_opponent_spec, read_config_file
 from azjax.games import Game, State
 from azjax.minimax import make_minimax_player
 from azjax.networks import Network
-from azjax.ratings import anchors
 from azjax.search import make_mcts_baseline
 from azjax.selfplay import choose_action
 from azjax.types import Player, PRNGKey, Searcher, SearchOutput, UserError
@@ -226,196 +224,3 @@ def make_opponent(game: Game, spec: str, *, num_simulations: int | None = None):
     if agent.game.name != game.name or agent.game.num_actions != game.num_actions:
         raise UserError(f"opponent {argument} plays {agent.game.name}, not {game.name}")
     return agent.player, agent.variables
-
-
-def make_evaluation(
-    game: Game,
-    searcher: Searcher,
-    *,
-    opponents: tuple[str, ...],
-    num_games: int,
-    seed: int,
-    engine_timeout: float = 60.0,
-    elo: dict | None = None,
-) -> "Evaluation":
-    """Builds train's evaluation: the agent playing `searcher`'s moves against each opponent
-    spec, `num_games` games each (half as first player). See `Evaluation`.
-
-    `elo`: None, or the Elo estimate's settings {"anchor", "ratings", "game", "game_kwargs"}
-    (the config's `eval.elo_anchor`, `eval.elo_ratings`, `game` and `game_kwargs`)."""
-    return Evaluation(
-        game,
-        searcher,
-        opponents=opponents,
-        num_games=num_games,
-        seed=seed,
-        engine_timeout=engine_timeout,
-        elo=elo,
-    )
-
-
-def ladder_level(spec: str, records: list[dict]) -> int:
-    """The simulations the opponent `ladder:N` plays at the next evaluation after `records`.
-
-    It starts at N and rises by N after each evaluation whose games the agent all won; the
-    records (a run's metrics, iterations in order) hold the level each evaluation played at.
-    """
-    _, step = parse_opponent_spec(spec)
-    for record in reversed(records):
-        level = record.get(f"eval/{spec}/simulations")
-        if level is not None:
-            games = record[f"eval/{spec}/games"]
-            won_all = round(record[f"eval/{spec}/win_rate"] * games) == games
-            return int(level) + (step if won_all else 0)
-    return step
-
-
-class Evaluation:
-    """`evaluate(variables, iteration) -> metrics`: the agent against each opponent.
-
-    Opponents play batched matches on the device (one compiled match each), except outside
-    engines (`gtp:...`, `uci:...`), which play `num_games` host games one at a time. The
-    opponent `previous` is the network of the previous evaluation (at a session's first
-    evaluation: the network the session started from, see `begin`), with 2 random opening
-    plies since both sides are deterministic. The opponent `ladder:N` is pure MCTS at a level
-    that starts at N simulations and rises by N after each evaluation the agent won every
-    game of (AlphaZero_Gomoku's schedule); each level compiles its own match, once. Metrics
-    per opponent OPP: `eval/OPP/win_rate`, `draw_rate`, `loss_rate`, `score` and `games`, and
-    for a ladder `eval/OPP/simulations` (the level played); with `elo` settings, the agent's
-    Elo against the fixed opponents `eval/elo`, `eval/elo_low`, `eval/elo_high`
-    (`ratings.anchors`).
-    """
-
-    def __init__(self, game, searcher, *, opponents, num_games, seed, engine_timeout, elo=None):
-        self.game, self.num_games, self.seed = game, num_games, seed
-        self._elo, self._anchors = elo, None  # settings; the anchors' ratings (`begin`)
-        self._engine_timeout = engine_timeout
-        self._agent = arena.search_player(searcher)
-        self._previous = None
-        self._matches, self._engines = {}, {}
-        self._ladders, self._ladder_matches = {}, {}  # spec -> level; simulations -> match
-        for spec in opponents:
-            kind, argument = parse_opponent_spec(spec)
-            if kind == "engine":
-                if not argument.plays(game):
-                    raise UserError(f"opponent {spec} ({argument.protocol}) cannot play {game}")
-                self._engines[spec] = argument
-                continue
-            if kind == "ladder":
-                self._ladders[spec] = argument
-                continue
-            if kind == "previous":
-                opponent, params, opening = self._agent, None, 2
-            else:
-                (opponent, params), opening = make_opponent(game, spec), 0
-            match = arena.make_match(
-                game, self._agent, opponent, num_games=num_games, opening_plies=opening
-            )
-            self._matches[spec] = (jax.jit(match), params)
-        self._host_agent = jax.jit(self._agent) if self._engines else None
-        self._step = jax.jit(game.step)  # host games: one compilation for all evaluations
-
-    def fork(self, *, seed: int) -> "Evaluation":
-        """An evaluation of another agent with the same opponents and compiled matches but
-        its own state (`previous`, ladder levels) and `seed` (a population's members)."""
-        forked = copy.copy(self)
-        forked.seed, forked._previous, forked._ladders = seed, None, dict(self._ladders)
-        return forked
-
-    def begin(
-        self,
-        variables,
-        records: list[dict] | None = None,
-        workdir=None,
-        *,
-        anchors_from: "Evaluation | None" = None,
-    ) -> None:
-        """Starts a session: sets the network `previous` stands for until the next evaluation,
-        each ladder's level from the run's metrics records so far (a resumed run goes on
-        where the ladder stood), and the Elo anchors' ratings (calibrated in `workdir` the
-        first time, see `ratings.anchors`; or those of `anchors_from`, begun already, so that
-        a population's members are rated on one scale without calibrating K times)."""
-        self._previous = variables
-        for spec in self._ladders:
-            self._ladders[spec] = ladder_level(spec, records or [])
-        self._anchors = None
-        if anchors_from is not None:
-            self._anchors = anchors_from._anchors
-            return
-        specs = anchors.anchor_specs([*self._matches, *self._engines])
-        if self._elo is None or not specs:
-            return
-        if self._elo["ratings"]:
-            self._anchors = anchors.ratings_from_file(self._elo["ratings"], specs)
-            return
-        anchor = self._elo["anchor"] or anchors.default_anchor(specs)
-        if anchor not in specs:
-            raise UserError(f"eval.elo_anchor {anchor!r} is not a fixed opponent ({specs})")
-        self._anchors = anchors.calibrate(
-            workdir,
-            self._elo["game"],
-            self._elo["game_kwargs"],
-            specs,
-            anchor=anchor,
-            games_per_pair=self.num_games,
-            seed=self.seed,
-        )
-
-    def _ladder_match(self, simulations: int):
-        """The compiled match of the agent against pure MCTS at `simulations`."""
-        if simulations not in self._ladder_matches:
-            opponent = search_player(make_mcts_baseline(self.game, num_simulations=simulations))
-            match = arena.make_match(self.game, self._agent, opponent, num_games=self.num_games)
-            self._ladder_matches[simulations] = jax.jit(match)
-        return self._ladder_matches[simulations]
-
-    def _outcomes(self, spec: str, variables, key) -> list[float]:
-        if spec in self._engines:
-            return self._engine_outcomes(spec, variables, key)
-        if spec in self._ladders:
-            match, params = self._ladder_match(self._ladders[spec]), None
-        else:
-            match, params = self._matches[spec]
-        if spec == "previous":
-            params = variables if self._previous is None else self._previous
-        return list(jax.device_get(match(variables, params, key).outcomes))
-
-    def _engine_outcomes(self, spec: str, variables, key) -> list[float]:
-        engine_spec = self._engines[spec]
-        options = {"timeout": self._engine_timeout, **engine_spec.options}
-        outcomes = []
-        agent = arena.DeviceHostPlayer("azjax", self._host_agent, variables, seed=self.seed)
-        with dataclasses.replace(engine_spec, options=options)() as engine:
-            for index in range(self.num_games):
-                agent_first = index % 2 == 0
-                first, second = (agent, engine) if agent_first else (engine, agent)
-                score, _, _ = arena.play_host_game(
-                    self.game,
-                    first,
-                    second,
-                    opening_plies=0,
-                    key=jax.random.fold_in(key, index),
-                    step=self._step,
-                )
-                outcomes.append((2 * score - 1) * (1 if agent_first else -1))
-        return outcomes
-
-    def __call__(self, variables, iteration: int) -> dict:
-        results, outcomes = {}, {}
-        for index, spec in enumerate([*self._matches, *self._engines, *self._ladders]):
-            key = jax.random.fold_in(jax.random.PRNGKey(self.seed + 1), iteration * 64 + index)
-            outcomes[spec] = self._outcomes(spec, variables, key)
-            summary = arena.summarize(outcomes[spec])
-            games = summary.games
-            results[f"eval/{spec}/win_rate"] = summary.wins / games
-            results[f"eval/{spec}/draw_rate"] = summary.draws / games
-            results[f"eval/{spec}/loss_rate"] = summary.losses / games
-            results[f"eval/{spec}/score"] = summary.score
-            results[f"eval/{spec}/games"] = games
-            if spec in self._ladders:
-                results[f"eval/{spec}/simulations"] = self._ladders[spec]
-                self._ladders[spec] = ladder_level(spec, [results])
-        if self._anchors:
-            results.update(anchors.estimate(outcomes, self._anchors))
-        self._previous = variables
-        return results

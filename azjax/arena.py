@@ -4,7 +4,7 @@ A player is a pure function `player(params, states [B], key) -> actions [B] int3
 AlphaZero agents, the pure-MCTS baseline and the random player are interchangeable and a
 whole match is one jittable function.
 
-Games with an outside engine (`protocols.engine.HostPlayer`: GNU Go over GTP,
+Games with an outside engine (`engines.HostPlayer`: GNU Go over GTP,
 Fairy-Stockfish over UCI) are played one at a time on the host (`play_host_game`): an
 engine plays one game at a time in its process, and an azjax player in such a game searches
 a batch of one position (`DeviceHostPlayer`). The referee is azjax's own game: every move is
@@ -21,9 +21,9 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from azjax.engines import RESIGN, EngineError, HostPlayer
 from azjax.games import Game, State
 from azjax.games.base import random_legal_action
-from azjax.protocols.engine import RESIGN, EngineError, HostPlayer
 from azjax.stats import wilson_interval
 from azjax.types import Array, Player, PRNGKey, SearchOutput
 

@@ -13,7 +13,11 @@ A checkpoint `workdir/checkpoints/<iteration>` holds four items:
 
 Loading an agent restores `params` (not the trainer item). A checkpoint that cannot be read (files
 truncated or overwritten) is moved to `workdir/checkpoints_damaged/` and the next older one
-is used, with a warning naming what was skipped and why.
+is used, with a warning naming what was skipped and why. Where the `checkpoints` folder
+vanishes under a run (deleted while it trains), it is made again with a one-line warning and
+the run goes on; a full disk is one `RunError` line. orbax's own log records and the
+"Event loop is closed" noise of its abandoned reads are silenced: every failure they report
+reaches the caller as an exception.
 
 When to save is orbax's decision: every `save_interval_steps` steps, and at the step where
 every process of a multi-host run has agreed to stop after a preemption notice (SIGTERM to
@@ -26,6 +30,8 @@ and the JSON items and directory moves from process 0).
 
 import dataclasses
 import errno
+import logging
+import os
 import shutil
 import sys
 import time
@@ -90,6 +96,54 @@ def is_disk_full(error: BaseException) -> bool:
     return False
 
 
+def _is_missing_path(error: BaseException) -> bool:
+    """Whether an exception (or one it wraps) says that a file or folder it used is gone."""
+    while error is not None:
+        if isinstance(error, FileNotFoundError):
+            return True
+        text = str(error)
+        if any(words in text for words in _MISSING_WORDS):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+_MISSING_WORDS = ("No such file or directory", "NOT_FOUND", "does not exist")
+
+
+class _OrbaxLogFilter(logging.Filter):
+    """Drops the records orbax logs through absl: its background threads log each failure
+    with a traceback (hundreds of lines for one full disk) that the waiting call raises
+    anyway, where `Checkpointer` turns it into one line or lets it show as a bug."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "orbax" not in Path(record.pathname).parts
+
+
+def _quiet_unraisable(previous):
+    """An unraisablehook that drops RuntimeError("Event loop is closed"): tensorstore
+    finishing the reads of a restore orbax gave up on (a damaged checkpoint) after orbax
+    closed their event loop. Everything else goes to `previous`."""
+
+    def hook(unraisable) -> None:
+        value = unraisable.exc_value
+        if isinstance(value, RuntimeError) and str(value) == "Event loop is closed":
+            return
+        previous(unraisable)
+
+    hook.azjax_quiet = True
+    return hook
+
+
+def _silence_orbax() -> None:
+    """Installs `_OrbaxLogFilter` and `_quiet_unraisable` once per process."""
+    absl_logger = logging.getLogger("absl")
+    if not any(isinstance(f, _OrbaxLogFilter) for f in absl_logger.filters):
+        absl_logger.addFilter(_OrbaxLogFilter())
+    if not getattr(sys.unraisablehook, "azjax_quiet", False):
+        sys.unraisablehook = _quiet_unraisable(sys.unraisablehook)
+
+
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return (text.splitlines()[0] if text else type(error).__name__)[:200]
@@ -129,6 +183,45 @@ class Checkpointer:
             self.workdir = self.workdir.resolve()
         self.directory = self.workdir / "checkpoints"
         self._pending: int | None = None  # the step being written in the background
+        self._lost = 0  # saves lost in a row to a vanished folder
+        self._settings = (max_to_keep, save_interval_steps, asynchronous)
+        _silence_orbax()
+        try:
+            self._manager = self._make_manager()
+        except OSError as error:
+            raise UserError(f"cannot use {self.directory}: {error.strerror or error}") from None
+        self._folder: int | None = None  # a descriptor of the local `checkpoints` folder
+        self._watch_folder()
+
+    def _watch_folder(self) -> None:
+        """Keeps the local `checkpoints` folder open, so that `_folder_gone` knows it even
+        where the folder was made again (by orbax's writers, under the same inode number)."""
+        self._unwatch_folder()
+        if is_local(self.directory):
+            try:
+                self._folder = os.open(self.directory, os.O_RDONLY)
+            except OSError:  # no such folder yet, or a system that cannot open folders
+                self._folder = None
+
+    def _unwatch_folder(self) -> None:
+        if self._folder is not None:
+            os.close(self._folder)
+            self._folder = None
+
+    def _folder_gone(self) -> bool:
+        """Whether the local `checkpoints` folder was deleted since it was made (cloud storage
+        has prefixes, not folders: there a failed save says so, `_is_missing_path`)."""
+        if not is_local(self.directory):
+            return False
+        if not self.directory.is_dir():
+            return True
+        try:  # a deleted folder has no links left, whatever was made in its place
+            return self._folder is not None and os.fstat(self._folder).st_nlink == 0
+        except OSError:  # a stale handle (NFS)
+            return True
+
+    def _make_manager(self) -> ocp.CheckpointManager:
+        max_to_keep, save_interval_steps, asynchronous = self._settings
         policy = checkpoint_managers.AnySavePolicy(
             [
                 checkpoint_managers.FixedIntervalPolicy(save_interval_steps),
@@ -147,12 +240,7 @@ class Checkpointer:
             "config": ocp.JsonCheckpointHandler(),
             "history": ocp.JsonCheckpointHandler(),
         }
-        try:
-            self._manager = ocp.CheckpointManager(
-                self.directory, options=options, item_handlers=handlers
-            )
-        except OSError as error:
-            raise UserError(f"cannot use {self.directory}: {error.strerror or error}") from None
+        return ocp.CheckpointManager(self.directory, options=options, item_handlers=handlers)
 
     def latest_step(self) -> int | None:
         """The newest saved step, or None."""
@@ -185,13 +273,16 @@ class Checkpointer:
         """Starts writing the four items of `step` when orbax's policy says so (or `force`).
 
         Returns as soon as the arrays are copied off the devices (`wait` for the files);
-        a previous save still in flight is waited for first.
+        a previous save still in flight is waited for first. Where the `checkpoints` folder
+        has vanished (deleted while the run trains), it is made again first, with a warning;
+        where it vanishes during this call, once more.
 
         Returns:
           Whether a save of `step` was started.
 
         Raises:
-          RunError: the disk is full (the earlier checkpoints are intact).
+          RunError: the disk is full (the earlier checkpoints are intact), or the folder
+            keeps vanishing.
         """
         args = ocp.args.Composite(
             params=ocp.args.StandardSave(params),
@@ -199,54 +290,107 @@ class Checkpointer:
             config=ocp.args.JsonSave(dict(config)),
             history=ocp.args.JsonSave({"records": list(metrics)}),
         )
-        try:
-            started = self._manager.save(step, args=args, force=force)
-        except Exception as error:
-            self._failed(error, step)
+        # A save in flight fails in `wait`, which makes the folder again; else make it here.
+        if self._folder_gone() and self.wait():
+            self._warn(f"azjax: warning: {self.directory} vanished; made it again")
+            self._renew()
+        for attempt in range(2):
+            try:
+                started = self._manager.save(step, args=args, force=force)
+                break
+            except Exception as error:
+                self._failed(error, step, retry=attempt == 0)
         if started:
             self._pending = step
         return started
 
-    def wait(self) -> None:
+    def wait(self) -> bool:
         """Blocks until the save in flight (if any) is on disk.
 
+        Returns:
+          True, or False where the `checkpoints` folder vanished while that save was written
+          (it is made again, with a warning; save the state once more to keep it).
+
         Raises:
-          RunError: the disk is full (the partial save is removed).
+          RunError: the disk is full (the partial save is removed), or the folder vanished
+            under two saves in a row.
         """
         try:
             self._manager.wait_until_finished()
         except Exception as error:
-            self._failed(error, None)
+            self._failed(error, None, retry=True)
+            return False
+        if self._pending is not None:
+            self._lost = 0
         self._pending = None
+        return True
 
-    def _failed(self, error: Exception, step: int | None):
-        """Re-raises `error`, or RunError naming the last good checkpoint on a full disk."""
-        if not is_disk_full(error):
-            raise error
+    def _failed(self, error: Exception, step: int | None, *, retry: bool):
+        """Handles a failed save: returns where the `checkpoints` folder had vanished (made
+        again, with a warning) and `retry` allows; else raises RunError naming the last good
+        checkpoint on a full disk or a vanishing folder, or re-raises `error` (a bug)."""
         # The failure may be the background write of the previous save, or this one's.
         failed = {s for s in (self._pending, step) if s is not None}
+        if is_disk_full(error):
+            self._pending = None
+            for bad in sorted(failed):
+                self._discard_partial(bad)
+            raise RunError(
+                "the disk is full: no space left to save iteration "
+                f"{max(failed, default='?')} in {self.directory}; {self._last_good(failed)}"
+            ) from None
+        vanished = self._folder_gone() if is_local(self.directory) else _is_missing_path(error)
+        if not vanished:
+            raise error
         self._pending = None
-        for bad in sorted(failed):
-            self._discard_partial(bad)
+        self._lost += 1
+        self._renew(discard=failed)
+        if not retry or self._lost > 1:
+            raise RunError(
+                f"{self.directory} vanished while iteration {max(failed, default='?')} was "
+                f"being saved, more than once; {self._last_good(failed, 'no checkpoint is left')}"
+            ) from None
+        lost = ", ".join(map(str, sorted(failed))) or "?"
+        self._warn(
+            f"azjax: warning: {self.directory} vanished while iteration {lost} was being "
+            "saved; made it again"
+        )
+
+    def _last_good(self, failed, none: str = "no checkpoint was saved") -> str:
         last = [s for s in self.all_steps() if s not in failed]
-        raise RunError(
-            "the disk is full: no space left to save iteration "
-            f"{max(failed) if failed else '?'} in {self.directory}; "
-            + (
-                f"the last good checkpoint is iteration {last[-1]}"
-                if last
-                else "no checkpoint was saved"
-            )
-        ) from None
+        return f"the last good checkpoint is iteration {last[-1]}" if last else none
+
+    def _renew(self, discard=()) -> None:
+        """Makes the `checkpoints` folder again (without what saves of the steps in `discard`
+        left) and a fresh orbax manager: the old one keeps raising its failed save."""
+        if distributed.is_primary():
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for step in discard:
+                self._remove_partial(step)
+        distributed.barrier("azjax-renew-checkpoints")
+        try:
+            self._manager.close()
+        except Exception:  # the failed save, again
+            pass
+        self._manager = self._make_manager()
+        self._watch_folder()
+
+    @staticmethod
+    def _warn(message: str) -> None:
+        if distributed.is_primary():
+            print(message, file=sys.stderr, flush=True)
 
     def _discard_partial(self, step: int) -> None:
         """Removes what a failed save of `step` left behind (orbax's temporary folders)."""
         if distributed.is_primary():
-            for path in self.directory.glob(f"{step}*"):
-                if path.name == str(step) or path.name.startswith(f"{step}.orbax-checkpoint-tmp"):
-                    _remove(path)
+            self._remove_partial(step)
         distributed.barrier(f"azjax-discard-{step}")
         self._manager.reload()
+
+    def _remove_partial(self, step: int) -> None:
+        for path in self.directory.glob(f"{step}*"):
+            if path.name == str(step) or path.name.startswith(f"{step}.orbax-checkpoint-tmp"):
+                _remove(path)
 
     def restore(self, step: int, params_like: Any, trainer_like: Any | None = None) -> Restored:
         """Restores `step` into the structure (and shardings) of the given example trees.
@@ -361,11 +505,18 @@ class Checkpointer:
         self._manager.reload()
         return target
 
+    def __del__(self) -> None:
+        try:
+            self._unwatch_folder()
+        except Exception:  # a Checkpointer that never opened its folder, or at exit
+            pass
+
     def close(self) -> None:
         """Waits for the save in flight (RunError on a full disk), then closes."""
         try:
             self.wait()
         finally:
+            self._unwatch_folder()
             self._manager.close()
 
 

@@ -1,7 +1,9 @@
-"""The `azjax` command line: train, evaluate, play, bench, games.
+"""The `azjax` command line: every command of azjax (`azjax --help` lists them).
 
-    azjax train --config experiments/connect_four.py --workdir runs/c4 \
+    azjax train --config connect_four --workdir runs/c4 \
         --config.search.num_simulations=32
+    azjax train --workdir runs/c4 --config.train.num_iterations=600   # resume, go on longer
+    azjax train --config othello:cpu6 --print-config       # the config and its memory plan
     azjax evaluate --workdir runs/c4 --opponent mcts:800 --games 200
     azjax play --workdir runs/c4
     azjax zoo                                               # the shipped trained agents
@@ -10,16 +12,18 @@
     azjax uci --workdir runs/xiangqi                        # Xiangqi GUIs, Fairy-Stockfish
     azjax selfplay --workdir runs/go_9x9 --games 8 --sgf games/
     azjax bench --game connect_four
-    azjax bench --memory --config experiments/go_19x19.py --devices 8
+    azjax bench --memory --config go_19x19 --devices 8
     azjax plot --workdir runs/c4
     azjax tournament --dir tournaments/c4 --players runs/c4@every:50 random mcts:400
-    azjax sweep --config experiments/connect_four.py --space sweeps/connect_four.py \
+    azjax sweep --config connect_four --space connect_four \
         --workdir runs/sweep_c4 --trials 16          # hyperparameter search (Optuna)
+    azjax ablation --config gomoku_6x6_k4 --minutes 10 --workdir runs/ablation
 
 User mistakes (unknown game or key, bad value, missing or corrupt checkpoint, illegal move)
 print one line to stderr and exit with status 2.
 """
 
+import json
 import sys
 
 from azjax.cli_args import parser, resolve_agent, split_overrides
@@ -30,6 +34,8 @@ def _train(args, overrides) -> int:
 
     from azjax import distributed  # noqa: PLC0415
 
+    if args.print_config:
+        return _print_config(args, overrides)
     try:
         # Before anything computes with JAX (loading a config builds its game).
         distributed.initialize(
@@ -49,12 +55,8 @@ def _train(args, overrides) -> int:
 
 def _train_run(args, overrides) -> int:
     from azjax import compiled, interrupt, train  # noqa: PLC0415
-    from azjax import config as config_lib  # noqa: PLC0415
-    from azjax.paths import workdir_path  # noqa: PLC0415
 
-    config = config_lib.load_config(args.config)
-    config_lib.apply_overrides(config, overrides)
-    workdir = workdir_path(args.workdir or f"runs/{config.name}")  # gs:// stays a URI
+    config, workdir = _train_config(args, overrides)
     mesh = compiled.make_mesh(args.devices) if args.devices else None
     if interrupt.requested():
         print("azjax: interrupted before training started", file=sys.stderr)
@@ -69,6 +71,81 @@ def _train_run(args, overrides) -> int:
         )
     except KeyboardInterrupt:
         return 130
+    return 0
+
+
+def _train_config(args, overrides):
+    """The config `azjax train` runs and its workdir: `--config` with the overrides, or with
+    no `--config` the config a `--workdir` run saved (`RUN/config.json`), so that a run
+    resumes from its directory alone.
+
+    Raises:
+      UserError: a bad config or override, or, resuming, an override of a key that a run may
+        not change (unless `--allow-config-change`).
+    """
+    from pathlib import Path  # noqa: PLC0415
+
+    from azjax import config as config_lib  # noqa: PLC0415
+    from azjax.paths import workdir_path  # noqa: PLC0415
+    from azjax.types import UserError  # noqa: PLC0415
+
+    workdir = args.workdir
+    if workdir is None and args.config is not None:
+        # `--config RUN/config.json` (or `--config RUN`) resumes RUN.
+        source = Path(config_lib.split_variant(args.config)[0])
+        if source.name == "config.json" and source.is_file():
+            workdir = str(source.parent)
+        elif source.is_dir() and (source / "config.json").is_file():
+            workdir = str(source)
+    saved_path = workdir_path(workdir) / "config.json" if workdir is not None else None
+    if args.config is None and saved_path is not None and saved_path.is_file():
+        config = config_lib.read_config_file(saved_path)
+    else:
+        config = config_lib.load_config(args.config)
+    config_lib.apply_overrides(config, overrides)
+    workdir = workdir or f"runs/{config.name}"
+    saved_path = workdir_path(workdir) / "config.json"
+    if saved_path.is_file() and not args.allow_config_change:
+        saved = config_lib.read_config_file(saved_path)
+        differences = config_lib.config_differences(
+            saved.to_dict(), json.loads(config_lib.to_json(config))
+        )
+        if differences:
+            changed = "; ".join(differences)
+            raise UserError(
+                f"{workdir} holds a run with a different config ({changed}); a resumed run "
+                f"may change only {', '.join(config_lib.RESUMABLE_KEYS)}: use another "
+                "--workdir, or pass --allow-config-change to resume anyway"
+            )
+    return config, workdir_path(workdir)  # gs:// stays a URI
+
+
+def _print_config(args, overrides) -> int:
+    """`azjax train --print-config`: the resolved config as JSON, then its memory plan on
+    the run's devices (`bench.memory`); nothing trains, nothing is written."""
+    from azjax import config as config_lib  # noqa: PLC0415
+
+    config, workdir = _train_config(args, overrides)
+    print(config_lib.to_json(config), flush=True)
+    from azjax.bench import memory  # noqa: PLC0415  (loads jax)
+
+    if args.devices:
+        memory.check_devices(config, args.devices)
+        memory.use_cpu_devices(args.devices)  # on a CPU-only machine: the real sharded programs
+    import jax  # noqa: PLC0415
+
+    devices = args.devices or jax.device_count()
+    state = "resumes" if (workdir / "config.json").is_file() else "starts"
+    print(
+        f"\nazjax train {state} {workdir}; memory plan on {devices} device(s), compiling the "
+        "step functions (a minute or more for a large config)",
+        file=sys.stderr,
+        flush=True,
+    )
+    memory.check_devices(config, devices)
+    plan = memory.plan(config, devices, log=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+    print()
+    print(plan.table(), flush=True)
     return 0
 
 
@@ -320,13 +397,18 @@ def _main(argv: list[str]) -> int:
         memory = args.command == "bench" and (
             args.memory or args.population is not None or args.search_options
         )
-        if overrides and args.command not in ("train", "sweep") and not memory:
+        if overrides and args.command not in ("train", "sweep", "ablation") and not memory:
             raise UserError(
-                "--config.KEY=VALUE overrides apply to `azjax train`, `azjax sweep` and "
-                "`azjax bench --memory`, `--population` or `--search-options`"
+                "--config.KEY=VALUE overrides apply to `azjax train`, `azjax sweep`, "
+                "`azjax ablation` and `azjax bench --memory`, `--population` or "
+                "`--search-options`"
             )
         if args.command == "train":
             return _train(args, overrides)
+        if args.command == "ablation":
+            from azjax import ablation  # noqa: PLC0415
+
+            return ablation.command(args, overrides)
         if args.command == "sweep":
             from azjax.sweeps import command  # noqa: PLC0415
 

@@ -3,7 +3,10 @@ the `--config.KEY=VALUE` overrides (`split_overrides`). The commands are in `cli
 
 import argparse
 
-DESCRIPTION = "The `azjax` command line: train, evaluate, play, bench, games."
+DESCRIPTION = (
+    "The `azjax` command line: train AlphaZero agents, rate them, play them, serve them to GUIs "
+    "and the browser, search hyperparameters, measure speed and memory."
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -77,14 +80,33 @@ def resolve_agent(args) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
+    from azjax import __version__  # noqa: PLC0415  (no jax)
+
     parser = _Parser(prog="azjax", description=DESCRIPTION)
-    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"azjax {__version__}")
+    commands = parser.add_subparsers(
+        dest="command", parser_class=_Parser, title="commands", metavar="COMMAND"
+    )
 
     train = commands.add_parser("train", help="train an agent (resumes an existing workdir)")
     train.add_argument(
-        "--config", default=None, help="experiment file with get_config() (default: connect_four)"
+        "--config",
+        default=None,
+        help="experiment: a file with get_config(), a name of azjax's (connect_four, othello:cpu6; "
+        "`azjax/experiments/`) or a run's config.json (default: the --workdir run's config, "
+        "else connect_four)",
     )
-    train.add_argument("--workdir", default=None, help="run directory (default: runs/<name>)")
+    train.add_argument(
+        "--workdir",
+        default=None,
+        help="run directory; an existing run resumes, with its own config unless --config is "
+        "given (default: runs/<name>, or the folder of --config RUN/config.json)",
+    )
+    train.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the resolved config and its memory plan, then exit (trains and writes nothing)",
+    )
     train.add_argument(
         "--allow-config-change",
         action="store_true",
@@ -191,7 +213,9 @@ def parser() -> argparse.ArgumentParser:
         "bench", help="throughput table (env, search, self-play, learner); --memory: memory plan"
     )
     bench.add_argument("--game", default=None, help="the game (default: connect_four)")
-    bench.add_argument("--config", default=None, help="experiment file for search/network sizes")
+    bench.add_argument(
+        "--config", default=None, help="experiment file or name for search/network sizes"
+    )
     bench.add_argument("--batch-sizes", default="1,64,1024,4096")
     bench.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
     bench.add_argument(
@@ -281,9 +305,11 @@ def parser() -> argparse.ArgumentParser:
     )
     tournament.add_argument("--seed", type=_count(0), default=0)
 
-    from azjax.sweeps.command import add_parser as add_sweep  # noqa: PLC0415
+    from azjax.ablation_args import add_parser as add_ablation  # noqa: PLC0415
+    from azjax.sweeps.arguments import add_parser as add_sweep  # noqa: PLC0415
 
     add_sweep(commands, _count)
+    add_ablation(commands, _count, _even_count)
     commands.add_parser("games", help="list the registered games")
 
     zoo = commands.add_parser(

@@ -22,6 +22,10 @@ __all__ = [
     "base_config",
     "config_differences",
     "evaluation_key",
+    "experiment_names",
+    "file_names",
+    "find_experiment",
+    "find_file",
     "flatten",
     "from_dict",
     "load_config",
@@ -32,7 +36,13 @@ __all__ = [
     "validate",
 ]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+# The packaged experiment files (one get_config() each) and sweep space files (get_space()).
+EXPERIMENTS_DIR = PACKAGE_DIR / "experiments"
+SPACES_DIR = PACKAGE_DIR / "spaces"
+# The folder that holds experiments/ (the package, no longer the repository): kept for
+# readers of `REPO_ROOT / "experiments"`; `experiment_names()` is the way to list them.
+REPO_ROOT = PACKAGE_DIR
 
 
 def base_config() -> ml_collections.ConfigDict:
@@ -65,7 +75,7 @@ def base_config() -> ml_collections.ConfigDict:
     # Start each search from the subtree the previous one left under the move played (PUCT
     # only, Gumbel ignores it; AlphaGo Zero, AlphaZero_Gomoku): its visits count toward the
     # next move's. On Gomoku 6x6 k4, 10 minutes on 2 CPU cores, its score against
-    # 1000-simulation MCTS was 0.940 against 0.895 without (README, "Learning faster").
+    # 1000-simulation MCTS was 0.940 against 0.895 without (docs/results.md, "Learning faster").
     config.search.tree_reuse = True
 
     config.selfplay = ml_collections.ConfigDict()
@@ -108,7 +118,7 @@ def base_config() -> ml_collections.ConfigDict:
     config.learner.max_grad_norm = 0.0
     # Value target (1 - w) z + w v: the game outcome z mixed with the searched root value v.
     # On Gomoku 6x6 k4 (10 minutes, 2 CPU cores) 0.5 scored 0.935 against 1000-simulation
-    # MCTS where 0 scored 0.895 (README, "Learning faster"); older runs keep 0.
+    # MCTS where 0 scored 0.895 (docs/results.md, "Learning faster"); older runs keep 0.
     config.learner.value_target_mix = 0.5
     # AlphaZero_Gomoku's adaptive learning rate: after each chunk of updates the rate's
     # multiplier shrinks by 1.5 when the KL divergence of the policy before and after it
@@ -178,6 +188,8 @@ def load_module(path: Path, what: str):
     """
     name = f"azjax_{what.split()[0]}_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None:
+        raise UserError(f"cannot load {what} {path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
@@ -194,26 +206,83 @@ def split_variant(path: str) -> tuple[str, str | None]:
     return path, None
 
 
-def load_config(path: str | None) -> ml_collections.ConfigDict:
-    """Loads `get_config()` from an experiment file (a path, or a name in experiments/).
+def experiment_names() -> list[str]:
+    """The experiments shipped with azjax (`azjax/experiments/NAME.py`), sorted."""
+    return file_names(EXPERIMENTS_DIR)
 
-    `file.py:variant` (or `name:variant`) calls `get_config("variant")`: one file holds the
-    accelerator-sized experiment and its variants (`experiments/othello.py:cpu`).
+
+def file_names(folder: Path) -> list[str]:
+    """The names of the Python files in `folder` (their stems, `__init__` left out), sorted."""
+    return sorted(p.stem for p in folder.glob("*.py") if not p.name.startswith("_"))
+
+
+def find_file(text: str, folder: Path, legacy: str, what: str) -> Path:
+    """The file that `text` names: a path to a file, else one of azjax's files in `folder`.
+
+    In order: `text` as a path, when that file exists; a bare name (`connect_four` or
+    `connect_four.py`) as `LEGACY/NAME.py` of the working folder, then as `folder/NAME.py`;
+    any other path whose folder is named `legacy` (`experiments/connect_four.py`, the
+    repository's old layout) as `folder/` and its file name.
+
+    Args:
+      text: what the user gave (`--config`, `--space`).
+      folder: the packaged files (`EXPERIMENTS_DIR`, `SPACES_DIR`).
+      legacy: the folder name they had in the repository (`experiments`, `sweeps`).
+      what: the kind of file, for the error (`experiment config`, `space file`).
+
+    Raises:
+      UserError: nothing found; the message lists the packaged names.
+    """
+    path = Path(text)
+    if path.is_file():
+        return path
+    name = path.name if path.suffix == ".py" else f"{path.name}.py"
+    if text and len(path.parts) == 1:
+        for candidate in (Path.cwd() / legacy / name, folder / name):
+            if candidate.is_file():
+                return candidate
+    elif path.parent.name == legacy and (folder / name).is_file():
+        return folder / name
+    known = ", ".join(file_names(folder)) or "none"
+    raise UserError(f"{what} {text!r} not found: no such file, nor one of azjax's ({known})")
+
+
+def find_experiment(path: str) -> Path:
+    """The experiment file (or run config.json) that `path` names; see `find_file`.
+
+    A run directory stands for its `config.json`.
+
+    Raises:
+      UserError: nothing found.
+    """
+    if Path(path).is_dir() and (Path(path) / "config.json").is_file():
+        return Path(path) / "config.json"
+    return find_file(path, EXPERIMENTS_DIR, "experiments", "experiment config")
+
+
+def load_config(path: str | None) -> ml_collections.ConfigDict:
+    """Loads an experiment's config, validated.
+
+    Args:
+      path: an experiment file with `get_config()`, or the name of one of azjax's
+        (`connect_four`; `azjax/experiments/`, see `find_file`), or a run's resolved config
+        (`RUN/config.json`, or the run directory `RUN`); None: `connect_four`.
+        `file.py:variant` (or `name:variant`) calls `get_config("variant")`: one file holds
+        the accelerator-sized experiment and its variants (`othello:cpu`).
+
+    Raises:
+      UserError: no such file, a file that fails to load, or a config with bad values.
     """
     if path is None:
         path = "connect_four"
     path, variant = split_variant(path)
-    candidate = Path(path)
-    if not candidate.exists() and not path.endswith(".py"):
-        for root in (Path.cwd(), REPO_ROOT):
-            if (root / "experiments" / f"{path}.py").exists():
-                candidate = root / "experiments" / f"{path}.py"
-                break
-    if not candidate.exists() and not candidate.is_absolute():
-        if (REPO_ROOT / candidate).exists():
-            candidate = REPO_ROOT / candidate
-    if not candidate.is_file():
-        raise UserError(f"experiment config {path!r} not found")
+    candidate = find_experiment(path)
+    if candidate.suffix == ".json":
+        if variant is not None:
+            raise UserError(f"{candidate} is a saved config: it has no variants")
+        return read_config_file(candidate)
+    if candidate.suffix != ".py":
+        raise UserError(f"experiment config {path!r} is not a Python file (.py) or config.json")
     module = load_module(candidate, "experiment")
     if not hasattr(module, "get_config"):
         raise UserError(f"experiment {candidate} has no get_config() function")

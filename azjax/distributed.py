@@ -28,7 +28,9 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax.experimental import multihost_utils
 
+from azjax import config as config_lib
 from azjax.types import UserError
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -185,8 +187,6 @@ def is_primary() -> bool:
 
 def _gather(values: np.ndarray) -> np.ndarray:
     """[P, ...]: `values` of every process, in process order (a collective)."""
-    from jax.experimental import multihost_utils  # noqa: PLC0415
-
     return np.asarray(multihost_utils.process_allgather(values))
 
 
@@ -207,8 +207,6 @@ def check_same_run(config, workdir) -> None:
     """
     if process_count() == 1:
         return
-    from azjax import config as config_lib  # noqa: PLC0415
-
     mine = np.stack([_digest(config_lib.to_json(config)), _digest(str(workdir))])
     timeout_s = _settings["timeout_s"]
     gathered = _within(
@@ -244,16 +242,12 @@ def agree(value: float) -> float:
     """Process 0's `value`, on every process (a collective: every process calls it)."""
     if process_count() == 1:
         return value
-    from jax.experimental import multihost_utils  # noqa: PLC0415
-
     return float(multihost_utils.broadcast_one_to_all(np.float32(value)))
 
 
 def barrier(name: str) -> None:
     """Waits until every process has reached the barrier `name` (nothing with one process)."""
     if process_count() > 1:
-        from jax.experimental import multihost_utils  # noqa: PLC0415
-
         multihost_utils.sync_global_devices(name)
 
 
@@ -269,8 +263,6 @@ def to_host(tree: Any) -> Any:
         if isinstance(value, jax.Array) and not value.is_fully_addressable:
             if value.is_fully_replicated:
                 return np.asarray(value.addressable_data(0))
-            from jax.experimental import multihost_utils  # noqa: PLC0415
-
             return np.asarray(multihost_utils.process_allgather(value, tiled=True))
         return jax.device_get(value)
 

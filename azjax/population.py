@@ -20,6 +20,7 @@ With `pbt` (`azjax.pbt.PBT`) the members exploit and explore every `pbt.every` i
 """
 
 import functools
+import json
 import time
 import types
 from collections.abc import Callable, Sequence
@@ -377,8 +378,10 @@ class _Loop:
             for k in range(self.size):
                 if iterations[k] != saved[k]:
                     self.save(k, state, force=True)
-            for checkpointer in self.checkpointers:
-                checkpointer.wait()
+            for k, checkpointer in enumerate(self.checkpointers):
+                if not checkpointer.wait():  # its checkpoints folder vanished under the save
+                    self.save(k, state, force=True)
+                    checkpointer.wait()
         finally:
             reporter.close()
             for writer in self.writers:
@@ -438,6 +441,4 @@ class _Loop:
 
 
 def _as_json(config) -> dict:
-    import json  # noqa: PLC0415
-
     return json.loads(config_lib.to_json(config))

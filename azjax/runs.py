@@ -10,9 +10,12 @@ resumes one with `prepare_workdir` (the resolved config saved, or checked agains
 one).
 """
 
+import json
 import math
 from pathlib import Path
 
+from azjax import config as config_lib
+from azjax.checkpoint import Checkpointer, is_disk_full
 from azjax.metrics import parse_lines
 from azjax.paths import is_local, workdir_path  # noqa: F401  (part of this module's API)
 from azjax.stats import wilson_interval
@@ -124,8 +127,6 @@ def list_checkpoints(workdir: str | Path) -> list[int]:
         if not workdir_path(workdir).is_dir():
             raise UserError(f"{workdir} is not a run directory")
         return []
-    from azjax.checkpoint import Checkpointer  # noqa: PLC0415  (loads orbax and jax)
-
     checkpointer = Checkpointer(workdir)
     try:
         return checkpointer.all_steps()
@@ -139,12 +140,10 @@ def load_run_config(workdir: str | Path):
     Raises:
       UserError: no readable config there.
     """
-    from azjax.config import read_config_file  # noqa: PLC0415
-
     path = workdir_path(workdir) / "config.json"
     if not path.is_file():
         raise UserError(f"{workdir} is not a run directory (no config.json)")
-    return read_config_file(path)
+    return config_lib.read_config_file(path)
 
 
 def prepare_workdir(
@@ -161,11 +160,6 @@ def prepare_workdir(
         is False.
       RunError: the disk is full.
     """
-    import json  # noqa: PLC0415
-
-    from azjax import config as config_lib  # noqa: PLC0415
-    from azjax.checkpoint import is_disk_full  # noqa: PLC0415  (loads orbax)
-
     workdir = workdir_path(workdir)
     path = workdir / "config.json"
     given = json.loads(config_lib.to_json(config))

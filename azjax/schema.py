@@ -9,6 +9,8 @@ from pathlib import Path
 
 import ml_collections
 
+from azjax import games
+from azjax.engines import parse_engine_spec
 from azjax.types import UserError
 
 
@@ -29,8 +31,6 @@ def flatten(tree: dict, prefix: str = "", *, keep_tuples: bool = False) -> dict[
 
 def _game_parameters(config: ml_collections.ConfigDict) -> dict[str, inspect.Parameter]:
     """The keyword parameters the constructor of `config.game` takes (its rule options)."""
-    from azjax import games  # noqa: PLC0415  (config is importable without the games)
-
     if config.game not in games.names():
         raise UserError(f"unknown game {config.game!r}; known games: {', '.join(games.names())}")
     parameters = inspect.signature(games.game_class(config.game)).parameters
@@ -203,8 +203,6 @@ def validate(config: ml_collections.ConfigDict) -> None:
                 f"unknown config key 'game_kwargs.{name}': game {config.game!r} takes "
                 f"{', '.join(parameters) or 'no options'}"
             )
-    from azjax import games  # noqa: PLC0415
-
     games.make(config.game, **dict(config.game_kwargs))  # a bad rule option: UserError
 
 
@@ -214,7 +212,7 @@ def parse_opponent_spec(spec: str) -> tuple[str, object]:
     every game of), 'previous' (the network at the previous evaluation), 'workdir:PATH' (or
     a bare existing path), 'zoo:NAME' (a shipped agent), and outside engines
     'gtp:COMMAND ...' / 'uci:COMMAND ...' (kind
-    'engine', the parsed `protocols.engine.EngineSpec`)."""
+    'engine', the parsed `engines.EngineSpec`)."""
     if spec in ("random", "minimax", "previous"):
         return spec, None
     for kind in ("mcts", "ladder"):
@@ -226,8 +224,6 @@ def parse_opponent_spec(spec: str) -> tuple[str, object]:
                 )
             return kind, int(count)
     if spec.startswith(("gtp:", "uci:")):
-        from azjax.protocols.engine import parse_engine_spec  # noqa: PLC0415
-
         return "engine", parse_engine_spec(spec)
     if spec.startswith("workdir:"):
         return "workdir", spec.split(":", 1)[1]

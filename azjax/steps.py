@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
+from jax.experimental import multihost_utils
 from jax.sharding import PartitionSpec
 
 from azjax import learner, replay, selfplay
@@ -259,8 +260,6 @@ def relayout(state: TrainerState, shardings: TrainerState, num_shards: int) -> T
     old_shards = int(jax.device_get(state.buffer.num_shards))
     if old_shards == num_shards:
         return state
-    from jax.experimental import multihost_utils  # noqa: PLC0415
-
     gather = functools.partial(multihost_utils.process_allgather, tiled=True)
     buffer = state.buffer
     source, next_index = replay.relayout_plan(

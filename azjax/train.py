@@ -19,11 +19,11 @@ from jax.sharding import Mesh
 
 from azjax import build, distributed, gating, interrupt
 from azjax import config as config_lib
-from azjax.agent import make_evaluation
 from azjax.build import Pipeline
 from azjax.checkpoint import Checkpointer, is_disk_full, join_state, split_state
 from azjax.compiled import compile_run, iterate
 from azjax.config import parse_opponent_spec
+from azjax.evaluation import make_evaluation
 from azjax.metrics import MetricsWriter, Progress
 from azjax.paths import is_local, workdir_path
 from azjax.ratings import anchors
@@ -331,7 +331,9 @@ def _loop(
         if int(state.iteration) != saved_iteration:
             save(state, force=True)
             saved_iteration = int(state.iteration)
-        checkpointer.wait()
+        if not checkpointer.wait():  # the checkpoints folder vanished under the last save
+            save(state, force=True)
+            checkpointer.wait()
     finally:
         reporter.close()
         writer.close()

@@ -1,4 +1,4 @@
-"""Makes the README's pictures from a trained Connect Four run.
+"""Makes the pictures of the README and docs/ pages from a trained Connect Four run.
 
     python docs/make_pictures.py --workdir runs/connect_four
 

@@ -1,5 +1,5 @@
-"""Takes the README's screenshot of the web board: a game in progress against a trained
-agent, with the agent's search policy and value shown.
+"""Takes the web board's screenshot (docs/command_line.md): a game in progress against a
+trained agent, with the agent's search policy and value shown.
 
     python docs/make_serve_screenshot.py --workdir runs/gomoku_6x6_k4 --moves 4
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import tiny_config
 from test_ratings import synthetic_games
 
-from azjax import train
+from azjax import evaluation, train
 from azjax.config import validate
 from azjax.ratings import anchors, fit
 from azjax.runs import load_metrics
@@ -77,7 +77,7 @@ def test_a_run_calibrates_its_anchors_once_and_logs_its_elo(tmp_path):
     config.train.num_iterations = 2
     run = tmp_path / "run"
     train.train(config, run, quiet=True)
-    calibration = run / anchors.CALIBRATION_DIR
+    calibration = run / evaluation.CALIBRATION_DIR
     log = (calibration / "games.jsonl").read_text().splitlines()
     # One pair of anchors (random, mcts:8) at eval.num_games games.
     assert len(log) == config.eval.num_games
@@ -106,9 +106,9 @@ def test_a_preset_game_calibrates_its_anchors_on_its_own_board(tmp_path):
     config.train.num_iterations = 1
     run = tmp_path / "run"
     train.train(config, run, quiet=True)
-    stored = json.loads((run / anchors.CALIBRATION_DIR / "tournament.json").read_text())
+    stored = json.loads((run / evaluation.CALIBRATION_DIR / "tournament.json").read_text())
     assert stored["game"] == {"name": "gomoku_6x6_k4", "kwargs": {}}
-    for line in (run / anchors.CALIBRATION_DIR / "games.jsonl").read_text().splitlines():
+    for line in (run / evaluation.CALIBRATION_DIR / "games.jsonl").read_text().splitlines():
         assert json.loads(line)["plies"] <= 36  # a 6x6 board holds 36 stones
 
 
@@ -120,12 +120,12 @@ def test_anchor_ratings_from_a_tournament_file(tmp_path):
     config.train.num_iterations = 1
     config.eval.elo_ratings = str(ratings)
     train.train(config, tmp_path / "run", quiet=True)
-    assert not (tmp_path / "run" / anchors.CALIBRATION_DIR).exists()
+    assert not (tmp_path / "run" / evaluation.CALIBRATION_DIR).exists()
     record = load_metrics(tmp_path / "run").iloc[-1]
     assert record["eval/elo_low"] < record["eval/elo"] < record["eval/elo_high"]
     assert record["eval/elo"] > -500 - 400  # it scores well against random rated -500
     with pytest.raises(UserError, match="do not rate the anchor 'mcts:8'"):
-        anchors.ratings_from_file(ratings, ["random", "mcts:8"])
+        evaluation.ratings_from_file(ratings, ["random", "mcts:8"])
 
 
 @pytest.mark.parametrize(

@@ -14,17 +14,18 @@ import pytest
 from conftest import PYTHON, require_program
 
 from azjax import arena, games, notation
-from azjax.notation import xiangqi
-from azjax.protocols.engine import (
+from azjax.engines import (
     RESIGN,
     EngineError,
     EngineProcess,
     EngineSpec,
     HostPlayer,
+    open_player,
     parse_engine_spec,
 )
-from azjax.protocols.gtp_client import GtpPlayer, genmove_command
-from azjax.protocols.uci_client import UciPlayer, iccs_to_engine
+from azjax.engines.gtp_client import GtpPlayer, genmove_command
+from azjax.engines.uci_client import UciPlayer, iccs_to_engine
+from azjax.notation import xiangqi
 from azjax.types import UserError
 
 # A fake engine: `fake.py PROTOCOL MODE [MARKER]`. Modes: ok (GTP passes, UCI plays h2e2),
@@ -115,24 +116,25 @@ def test_parse_engine_spec(go, chess):
     assert spec == EngineSpec("gtp", "gnugo --mode gtp --level 5", {})
     assert spec.name == "gtp:gnugo --mode gtp --level 5"
     assert spec.plays(go) and not spec.plays(chess)
-    player = spec()  # the engine starts with the first game
+    player = open_player(spec)  # the engine starts with the first game
     assert isinstance(player, GtpPlayer) and player.name == spec.name
     spec = parse_engine_spec("uci:fairy-stockfish depth=1")
     assert spec == EngineSpec("uci", "fairy-stockfish", {"depth": 1})
     assert spec.plays(chess) and not spec.plays(go)
-    player = spec()
+    player = open_player(spec)
     assert isinstance(player, UciPlayer) and player.limit == "depth 1"
     spec = parse_engine_spec(' UCI:"/opt/pika fish" nodes=500 timeout=2.5 ranks=0-9 ')
     assert spec == EngineSpec(
         "uci", "/opt/pika fish", {"nodes": 500, "timeout": 2.5, "ranks": "0-9"}
     )
-    assert spec().timeout == 2.5
-    assert parse_engine_spec("uci:pikafish movetime=200")().limit == "movetime 200"
+    assert open_player(spec).timeout == open_player(spec, timeout=9).timeout == 2.5
+    assert open_player("uci:pikafish movetime=200").limit == "movetime 200"
     assert UciPlayer("pikafish").limit == "movetime 1000"  # the default
     assert parse_engine_spec("gtp:gnugo timeout=9").options == {"timeout": 9.0}
     assert GtpPlayer("gnugo").cleanup  # the default
     spec = parse_engine_spec("gtp:gnugo cleanup=false")
-    assert spec.options == {"cleanup": False} and not spec().cleanup
+    assert spec.options == {"cleanup": False} and not open_player(spec).cleanup
+    assert open_player(spec, timeout=9).timeout == 9.0
     assert parse_engine_spec("gtp:gnugo cleanup=True").options == {"cleanup": True}
 
 

@@ -13,6 +13,7 @@ from conftest import assert_same_variables, tiny_config
 from azjax import agent as agent_lib
 from azjax import arena, build, gating
 from azjax import config as config_lib
+from azjax import evaluation as evaluation_lib
 from azjax import train as train_lib
 from azjax.metrics import read_metrics
 from azjax.types import UserError
@@ -205,7 +206,7 @@ def scripted_evaluation(script, played):
     config = tiny_config()
     game = build.make_game(config)
     network = build.make_network_for(config, game)
-    evaluation = agent_lib.make_evaluation(
+    evaluation = evaluation_lib.make_evaluation(
         game,
         build.make_agent_searcher(config, game, network),
         opponents=("ladder:100",),
@@ -232,8 +233,8 @@ def test_the_ladder_rises_exactly_after_evaluations_won_entirely():
         resumed.begin(None, [{"iteration": 0, "loss": 1.0}, *records[:done]])
         resumed(None, done + 1)
         assert played == [[100, 200, 300, 300, 300, 400, 500][done]], done
-    assert agent_lib.ladder_level("ladder:100", records) == 500
-    assert agent_lib.ladder_level("ladder:7", records) == 7  # another ladder's records
+    assert evaluation_lib.ladder_level("ladder:100", records) == 500
+    assert evaluation_lib.ladder_level("ladder:7", records) == 7  # another ladder's records
 
 
 @pytest.mark.slow
@@ -249,7 +250,7 @@ def test_ladder_in_a_training_run_logs_its_level_and_resumes_it(tmp_path):
     records = read_metrics(tmp_path)
     assert records[0]["eval/ladder:1/simulations"] == 1
     for done in (1, 2):
-        expected = agent_lib.ladder_level("ladder:1", records[:done])
+        expected = evaluation_lib.ladder_level("ladder:1", records[:done])
         assert records[done]["eval/ladder:1/simulations"] == expected
     for record in records:
         rates = [record[f"eval/ladder:1/{k}_rate"] for k in ("win", "draw", "loss")]

@@ -1,7 +1,8 @@
-"""Issue 15's self-play and learner options on small games: playout cap randomization stores
-only the full searches' positions, resignation ends games as losses for the resigner,
-measures false positives and adapts v_resign, the KL-adaptive learning rate follows
-AlphaZero_Gomoku's rule, value targets mix the root value in, and tree reuse plays matches."""
+"""The learning-speed options of self-play and the learner on small games: playout cap
+randomization stores only the full searches' positions, resignation ends games as losses for
+the resigner, measures false positives and adapts v_resign, the KL-adaptive learning rate
+follows AlphaZero_Gomoku's rule, value targets mix the root value in, and tree reuse plays
+matches."""
 
 import functools
 

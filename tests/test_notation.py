@@ -91,3 +91,71 @@ def test_game_kernels_never_import_notation():
                 assert not (node.module or "").startswith("azjax.notation"), path
             elif isinstance(node, ast.Import):
                 assert not any(a.name.startswith("azjax.notation") for a in node.names), path
+
+
+def _lookalikes(name: str) -> list[str]:
+    """`name` with its ASCII digits or letters swapped for other scripts' (fullwidth,
+    superscript, Arabic-Indic, Devanagari digits; fullwidth letters; the Kelvin sign, whose
+    lower case is "k"), which str.isdigit or str.lower would let through."""
+    digits = {
+        "fullwidth": lambda d: chr(0xFF10 + d),
+        "superscript": lambda d: "⁰¹²³⁴⁵⁶⁷⁸⁹"[d],
+        "arabic-indic": lambda d: chr(0x660 + d),
+        "devanagari": lambda d: chr(0x966 + d),
+    }
+    variants = [
+        "".join(swap(int(c)) if c.isascii() and c.isdigit() else c for c in name)
+        for swap in digits.values()
+    ]
+    variants.append("".join(chr(0xFF21 + ord(c.upper()) - 65) if c.isalpha() else c for c in name))
+    variants.append(name.replace("k", "\u212a").replace("K", "\u212a"))
+    return [v for v in variants if v != name]
+
+
+@pytest.mark.parametrize("name", azjax.games.names())
+def test_moves_in_other_scripts_digits_or_letters_are_not_moves(name):
+    game, states = random_game(name)
+    state = at(states, 0)
+    text = notation.of(game)
+    for action in np.flatnonzero(state.legal_action_mask)[:5]:
+        for lookalike in _lookalikes(text.action_to_string(action, state)):
+            with pytest.raises(UserError) as error:
+                text.parse_action(lookalike, state)
+            assert "\n" not in str(error.value)
+
+
+_START = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR"
+
+
+@pytest.mark.parametrize(
+    "fen, message",
+    [
+        (f"{_START} w - - ² 1", "must be whole numbers"),  # str.isdigit takes it, int() not
+        (f"{_START} w - - 0 ²", "must be whole numbers"),
+        (f"{_START} w - - \u0661 1", "must be whole numbers"),  # int() takes it
+        (f"{_START} w - - \uff11 1", "must be whole numbers"),
+        (f"{_START} w - - 99999999999999999999 1", "too large for a count"),  # past int32
+        (f"{_START} w - - 2147483648 1", "too large for a count"),
+        (f"{_START} w - - 0 {'9' * 5000}", "too large for a count"),  # past int()'s limit
+        (f"{_START} w - - 0 0", "the move number starts at 1"),
+        (f"{_START} w - - 120 1", "reach the no-capture limit of 120"),
+        (f"{_START} w - - 999999999 1", "reach the no-capture limit of 120"),
+        (_START.replace("K", "\u212a") + " w", "unknown piece letter '\\u212a'"),
+        (_START.replace("1", "\uff11", 1) + " w", "unknown piece letter '\\uff11'"),
+        (f"{_START} w - - 119 01", None),
+        (f"{_START} w - - 000000000000000000007 1", None),
+    ],
+)
+def test_xiangqi_fen_counts_are_ascii_digits_within_range(fen, message):
+    from azjax.notation import xiangqi  # noqa: PLC0415
+
+    game = azjax.games.make("xiangqi")
+    if message is None:
+        state = xiangqi.from_fen(game, fen)
+        assert int(state.no_capture_plies) == int(fen.split()[4])
+        return
+    with pytest.raises(UserError) as error:
+        xiangqi.from_fen(game, fen)
+    text = str(error.value)
+    assert text.startswith("bad FEN") and message in text and "\n" not in text
+    assert len(text) < 300  # a long FEN is shortened

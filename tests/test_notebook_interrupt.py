@@ -70,6 +70,7 @@ def test_stop_button_saves_and_the_same_cell_resumes(tmp_path):
         assert steps == [saved[-1]["iteration"]] and len(saved) >= 2
 
         # The kernel kept its variables; the same call resumes from the saved iteration.
+        wait_until_accepting(client)
         resume = f"config.train.num_iterations = {steps[-1] + 1}\n" + cell
         assert run_cell(client, resume)["status"] == "ok"
         drain(client)
@@ -81,6 +82,24 @@ def test_stop_button_saves_and_the_same_cell_resumes(tmp_path):
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+def wait_until_accepting(client, attempts: int = 50) -> None:
+    """Waits until the kernel runs cells again after an error.
+
+    After a cell ends in an error, ipykernel (7.x) sets an "aborting" flag and answers every
+    execute request it takes before its own "stop aborting" message with status `aborted`;
+    that message is posted to the shell queue just after the error reply, so a request sent
+    within milliseconds of the reply may be aborted (a person clicking Run again never is).
+    This sends an empty cell until one runs (a bounded number of times).
+    """
+    for _ in range(attempts):
+        status = run_cell(client, "pass", timeout=60)["status"]
+        if status == "ok":
+            return
+        assert status == "aborted", status
+        time.sleep(0.1)
+    raise AssertionError(f"the kernel aborted {attempts} cells in a row after the interrupt")
 
 
 def records(workdir) -> list[dict]:

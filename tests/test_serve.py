@@ -1,9 +1,12 @@
 """The web board's API (`azjax serve`) over real HTTP: complete games of all six games,
-turns, take-backs, records, analysis, watching two agents, bounded sessions, and a fuzz of
-hostile requests that must all get a 4xx or a valid answer."""
+turns, take-backs, records, analysis, watching two agents, bounded sessions, a fuzz of
+hostile requests that must all get a 4xx or a valid answer, the Host, Origin and body-type
+checks against other sites' pages, and half-sent or abandoned requests over raw sockets."""
 
 import json
+import logging
 import random
+import socket
 import subprocess
 import time
 
@@ -275,3 +278,201 @@ def test_serve_cli_errors_are_one_line(tmp_path, web_runs):
         capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
     assert mixed.returncode == 2 and "different games" in mixed.stderr
+
+
+def test_a_xiangqi_fen_with_bad_counts_gets_a_400(served):
+    """Counts that str.isdigit takes and int() refuses, or past int32: one line, no 500."""
+    client = Client(served("xiangqi"))
+    start = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - -"
+    for counts in ("² 1", "0 ²", "\u0663 1", "99999999999 1", "2147483648 1", "120 1"):
+        status, body = client.call("POST", "/api/games", {"fen": f"{start} {counts}"})
+        assert status == 400, (counts, status, body)
+        assert body["error"].startswith("bad FEN") and "\n" not in body["error"]
+    assert client.ok("POST", "/api/games", {"fen": f"{start} 7 1"})["moves"]
+
+
+def test_the_host_header_must_name_this_server(served):
+    """A page of another site that resolves its name to 127.0.0.1 (DNS rebinding) sends its
+    own name as Host: refused, as are other ports; the local names are served."""
+    client = Client(served("tic_tac_toe"))
+    port = client.port
+    for host, expected in [
+        (f"127.0.0.1:{port}", 200),
+        (f"localhost:{port}", 200),
+        (f"LOCALHOST:{port}", 200),
+        (f"[::1]:{port}", 200),
+        (f"evil.example:{port}", 421),
+        ("evil.example", 421),
+        (f"127.0.0.1:{port + 1}", 421),
+        ("127.0.0.1", 421),  # port 80
+        (f"127.0.0.1.evil.example:{port}", 421),
+        (f"evil.example@127.0.0.1:{port}", 421),
+        (f"127.0.0.1:{port}/x", 421),
+    ]:
+        status, data, headers = client.raw("GET", "/api/info", headers={"Host": host})
+        assert status == expected, (host, status, data)
+        if status != 200:
+            assert json.loads(data)["error"].startswith("this server does not answer for")
+            assert headers.get("content-type") == "application/json"
+    # HTTP/1.0 lets a client leave Host out.
+    status_line, data = _raw_exchange(client, b"GET /api/info HTTP/1.0\r\n\r\n")
+    assert status_line.startswith(b"HTTP/1.1 400") and b"no Host header" in data
+
+
+def test_requests_that_change_state_must_come_from_this_page(served):
+    client = Client(served("tic_tac_toe"))
+    here = f"http://127.0.0.1:{client.port}"
+    body = json.dumps({"side": "first"}).encode()
+    for origin, expected in [
+        (None, 201),  # not a browser (curl, these tests)
+        (here, 201),  # the page itself: browsers send Origin with every POST
+        (f"http://localhost:{client.port}", 201),
+        ("http://evil.example", 403),
+        (f"http://evil.example:{client.port}", 403),
+        (f"https://127.0.0.1:{client.port}", 403),
+        (f"http://127.0.0.1:{client.port + 1}", 403),
+        ("null", 403),  # sandboxed frames, file:// pages
+    ]:
+        headers = {"Content-Type": "application/json"}
+        if origin is not None:
+            headers["Origin"] = origin
+        status, data, _ = client.raw("POST", "/api/games", body, headers)
+        assert status == expected, (origin, status, data)
+        if status == 403:
+            assert "requests from other sites are refused" in json.loads(data)["error"]
+    game = client.ok("POST", "/api/games", {"side": "first"})["id"]
+    for method in ("POST", "PUT", "DELETE"):
+        status, _, _ = client.raw(
+            method, f"/api/games/{game}/resign", headers={"Origin": "http://evil.example"}
+        )
+        assert status == 403, method
+    assert not client.ok("GET", f"/api/games/{game}")["over"]  # the resignations were refused
+    # Reading is allowed (a browser does not show another site's page the answer).
+    status, _, _ = client.raw("GET", "/api/info", headers={"Origin": "http://evil.example"})
+    assert status == 200
+
+
+def test_bodies_must_be_json(served):
+    client = Client(served("tic_tac_toe"))
+    body = json.dumps({"side": "first"}).encode()
+    for content_type, expected in [
+        ("text/plain", 415),  # what an HTML form or a "simple" cross-site fetch can send
+        ("application/x-www-form-urlencoded", 415),
+        ("multipart/form-data; boundary=x", 415),
+        (None, 415),
+        ("application/json", 201),
+        ("Application/JSON; charset=utf-8", 201),
+    ]:
+        headers = {} if content_type is None else {"Content-Type": content_type}
+        status, data, _ = client.raw("POST", "/api/games", body, headers)
+        assert status == expected, (content_type, status, data)
+        if status == 415:
+            assert "Content-Type: application/json" in json.loads(data)["error"]
+    game = client.ok("POST", "/api/games", {"side": "second"})["id"]
+    assert client.raw("POST", f"/api/games/{game}/advance")[0] == 200  # no body: no type
+
+
+def _connect(client) -> socket.socket:
+    return socket.create_connection((client.host, client.port), timeout=30)
+
+
+def _raw_exchange(client, request: bytes) -> tuple[bytes, bytes]:
+    """Sends `request` on a new connection; (status line, the rest) of what comes back."""
+    with _connect(client) as connection:
+        connection.sendall(request)
+        data = _read_until_closed(connection)
+    status_line, _, rest = data.partition(b"\r\n")
+    return status_line, rest
+
+
+def _read_response(connection) -> bytes:
+    """One response (its head and a Content-Length body) from a kept-alive connection."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += connection.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+    while len(body) < length:
+        body += connection.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
+def _read_until_closed(connection) -> bytes:
+    data = b""
+    while chunk := connection.recv(65536):
+        data += chunk
+    return data
+
+
+@pytest.fixture(scope="module")
+def impatient(web_runs):
+    """A web board that gives each request's head, then its body, one second."""
+    from azjax import serve  # noqa: PLC0415
+
+    background = serve.Background(serve.make_server(web_runs("tic_tac_toe")), request_timeout=1)
+    yield Client(background.url)
+    background.stop()
+
+
+def test_half_sent_requests_are_timed_out(impatient):
+    """Connections that send nothing, part of a head, or part of a body are closed after
+    the timeout (a partial body with a 408); the server serves on meanwhile."""
+    head = f"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1:{impatient.port}\r\n"
+    body_head = head + "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    partial = [b"", head.encode()[:20], head.encode(), (body_head + '{"side": ').encode()]
+    connections = []
+    for index in range(40):
+        connection = _connect(impatient)
+        connection.sendall(partial[index % len(partial)])
+        connections.append((index % len(partial), connection))
+    assert impatient.ok("GET", "/api/info")["game"] == "tic_tac_toe"
+    for kind, connection in connections:  # each read ends at the server's close (at most 30 s)
+        with connection:
+            data = _read_until_closed(connection)
+        if kind == 3:
+            assert data.startswith(b"HTTP/1.1 408"), data
+            assert b"the body did not arrive within 1 s" in data
+        else:
+            assert data == b"", data
+    # A whole request on a kept-alive connection after the first.
+    with _connect(impatient) as connection:
+        request = f"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1:{impatient.port}\r\n\r\n"
+        connection.sendall(request.encode())
+        assert _read_response(connection).startswith(b"HTTP/1.1 200")
+        connection.sendall(request.encode()[:10])  # then half a head: closed
+        assert _read_until_closed(connection) == b""
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+def test_a_client_that_leaves_mid_body_is_one_log_line(served):
+    client = Client(served("tic_tac_toe"))
+    records = _Records()
+    uvicorn_log = logging.getLogger("uvicorn.error")
+    uvicorn_log.addHandler(records)
+    try:
+        request = (
+            f"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1:{client.port}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+            '{"side": '
+        )
+        for _ in range(3):
+            with _connect(client) as connection:
+                connection.sendall(request.encode())
+        deadline = time.monotonic() + 30
+        while len(records.records) < 3 and time.monotonic() < deadline:  # a bounded wait
+            time.sleep(0.05)
+        assert client.ok("GET", "/api/info")
+    finally:
+        uvicorn_log.removeHandler(records)
+    assert len(records.records) == 3, [r.getMessage() for r in records.records]
+    for record in records.records:
+        assert record.exc_info is None and "\n" not in record.getMessage()
+        assert "left before sending the whole body of POST /api/games" in record.getMessage()

@@ -4,14 +4,13 @@ pruning, claiming abandoned trials, and populations of trials."""
 
 import copy
 import json
-import os
 import socket
 import subprocess
 import textwrap
 
 import optuna
 import pytest
-from conftest import PYTHON, REPO, tiny_config, tiny_experiment
+from conftest import PYTHON, tiny_config, tiny_experiment
 from optuna.trial import TrialState
 
 from azjax import cli, sweeps
@@ -55,13 +54,13 @@ def run_cli(argv, capsys) -> tuple[int, str]:
 def test_space_files_load_and_check():
     from azjax.config import load_config
 
-    space = sweeps.load_space(os.path.join(REPO, "sweeps", "connect_four.py"))
+    space = sweeps.load_space("connect_four")  # azjax/spaces/, by name
     checked = space_lib.check(space, load_config("connect_four"))
     assert checked.objective == "eval/elo" and checked.pruner == "median"
     distributions = checked.distributions()
     assert distributions["learner.learning_rate"].log
     assert distributions["selfplay.temperature_moves"].step == 2
-    tiny = space_lib.check(sweeps.load_space(os.path.join(REPO, "sweeps", "tic_tac_toe.py")),
+    tiny = space_lib.check(sweeps.load_space("sweeps/tic_tac_toe.py"),  # the old spelling
                            sweep_config())  # fmt: skip
     assert tiny.objective == "eval/random/score"  # a single anchor: no Elo to judge by
     assert isinstance(tiny.distributions()["selfplay.temperature_moves"],
@@ -159,7 +158,7 @@ def test_bad_sweep_inputs_are_one_line_and_status_2(tmp_path, capsys):
 def test_a_sweep_trains_tells_reports_resumes_and_prunes(tmp_path, capsys):
     # One test, so that its trials share one compilation wherever pytest-xdist runs it.
     workdir = tmp_path / "ttt"
-    space = sweeps.load_space(os.path.join(REPO, "sweeps", "tic_tac_toe.py"))
+    space = sweeps.load_space("tic_tac_toe")
     study = sweeps.run_sweep(sweep_config(), space, workdir, trials=3, quiet=True, heartbeat=1)
     trials = study.get_trials()
     assert [t.state for t in trials] == [TrialState.COMPLETE] * 3
@@ -196,7 +195,7 @@ def test_a_sweep_trains_tells_reports_resumes_and_prunes(tmp_path, capsys):
             "--workdir", str(workdir), "--config.eval.every=2"]  # fmt: skip
     status, err = run_cli(argv, capsys)
     assert status == 2 and "was started with another space" in err
-    argv[argv.index("--space") + 1] = os.path.join(REPO, "sweeps", "tic_tac_toe.py")
+    argv[argv.index("--space") + 1] = "tic_tac_toe"
     argv[-1] = "--config.eval.every=4"
     status, err = run_cli(argv, capsys)
     assert status == 2 and "another config: eval.every: 2 -> 4" in err

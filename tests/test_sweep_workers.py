@@ -27,7 +27,7 @@ ITERATIONS = 40  # long enough (several seconds) for the test to kill a worker m
 
 
 def sweep_command(experiment, workdir, *, trials: int, storage: str | None) -> list[str]:
-    space = os.path.join(REPO, "sweeps", "tic_tac_toe.py")
+    space = "tic_tac_toe"  # azjax/spaces/tic_tac_toe.py
     command = [PYTHON, "-m", "azjax.cli", "sweep", "--config", str(experiment), "--space",
                space, "--workdir", str(workdir), "--trials", str(trials), "--heartbeat", "1",
                "--grace", "60", "--config.eval.every=4"]  # fmt: skip

@@ -13,7 +13,7 @@ from conftest import PYTHON, require_program, subprocess_env, tiny_config, untra
 
 from azjax import arena, build, checkpoint, cli, games, tournament
 from azjax import config as config_lib
-from azjax.protocols.engine import HostPlayer
+from azjax.engines import HostPlayer
 from azjax.tournament import GameLog
 
 STEPS = (0, 10, 20)

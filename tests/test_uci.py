@@ -20,10 +20,10 @@ from conftest import PYTHON, REPO, require_program, subprocess_env, tiny_config,
 
 from azjax import agent as agent_lib
 from azjax import build, notation
+from azjax.engines import EngineProcess
+from azjax.engines.uci_client import engine_to_iccs, iccs_to_engine
 from azjax.notation import xiangqi
 from azjax.protocols import uci
-from azjax.protocols.engine import EngineProcess
-from azjax.protocols.uci_client import engine_to_iccs, iccs_to_engine
 from azjax.types import UserError
 
 MATE_FEN = "3k5/9/3R5/9/9/9/9/9/9/4K4 b"  # Black's general d9 is mated by the chariot d7
@@ -128,6 +128,30 @@ def test_position_with_an_illegal_move_stops_there(engine):
     first_states = list(engine._states)
     ask(engine, f"position fen {START} moves h2e2 h9g7 b0c2")
     assert engine._states[:3] == first_states
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        "² 1",
+        "0 ²",
+        "\u0661 1",
+        "99999999999999999999 1",
+        "2147483648 1",
+        "0 " + "9" * 5000,
+        "120 1",
+    ],
+)
+def test_position_fen_with_bad_counts_is_one_info_line(engine, capfd, counts):
+    """Counts in digits that str.isdigit takes but int() does not, or past int32: the usual
+    answer to a bad FEN, not an internal error."""
+    ask(engine, "position startpos moves h2e2")
+    before = fen(engine)
+    (line,) = ask(engine, f"position fen {START.rsplit(' ', 2)[0]} {counts}")
+    assert line.startswith("info string bad FEN") and line.endswith("the position is unchanged")
+    assert len(line) < 400
+    assert fen(engine) == before
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def parse_info(line: str) -> dict:

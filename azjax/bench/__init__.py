@@ -3,9 +3,10 @@
     azjax bench --game connect_four                # full table, a few minutes on a laptop CPU
     azjax bench --game tic_tac_toe --quick         # tiny sizes, a smoke test
 
-`harness.py` reads the config, times and tabulates; `measure.py` holds the measurements
-(random play, legal-move masks, search, self-play, learner); `pgx.py` pgx's environments
-for the comparison.
+`harness.py` reads the config, runs the measurements and tabulates; `timing.py` holds the
+settings, table rows and timing they share; `measure.py` the measurements (random play,
+legal-move masks, search, self-play, learner); `pgx.py` pgx's environments for the
+comparison.
 """
 
 from azjax.bench.harness import main, run

@@ -1,94 +1,28 @@
-"""The bench harness: settings, timing, table rows and the `azjax bench` command.
+"""The bench harness: the config, the measurements in turn, the table and the `azjax bench`
+command.
 
 The harness reads the config (through `azjax.config` and `azjax.build`), jits every measured
-function (`jit`), compiles it by a warm-up call and times it (`time_call`); the table reports
-the best of a few timed repetitions, each repeating the call until at least `min_seconds`
-have passed. The measured functions are in `measure.py`, pgx's environments in `pgx.py`.
+function (`timing.jit`), compiles it by a warm-up call and times it (`timing.time_call`); the
+table reports the best of a few timed repetitions, each repeating the call until at least
+`min_seconds` have passed. The measured functions are in `measure.py`, pgx's environments in
+`pgx.py`.
 """
 
 import copy
-import math
 import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
 
 import jax
 import ml_collections
 
 from azjax import build
 from azjax import config as config_lib
+from azjax.bench import measure
+from azjax.bench.pgx import pgx_environment
+from azjax.bench.timing import FULL, QUICK, QUICK_MAX_BATCH, Row, Settings, jit
 from azjax.types import UserError
-
-
-class Settings(NamedTuple):
-    """How much work each measurement does (static Python numbers)."""
-
-    num_plies: int  # random-play plies per timed call
-    min_seconds: float  # each timed repetition repeats the call at least this long
-    max_repeats: int  # timed repetitions; the best one is reported
-    budget_seconds: float  # stop repeating once this much time was spent timing
-    num_updates: int  # learner updates per timed call
-    optimize: bool  # False: XLA backend optimisation off, for compile speed (rates not meaningful)
-
-
-FULL = Settings(
-    num_plies=256, min_seconds=0.2, max_repeats=5, budget_seconds=2.0, num_updates=4, optimize=True
-)
-QUICK = Settings(
-    num_plies=16, min_seconds=0.0, max_repeats=1, budget_seconds=0.0, num_updates=2, optimize=False
-)
-QUICK_MAX_BATCH = 64  # --quick keeps the batch sizes up to this one
-
-
-class Row(NamedTuple):
-    """One line of the table: a rate for azjax and, for environment steps, for pgx."""
-
-    name: str  # what is counted, e.g. "env steps (random play)"
-    batch_size: int
-    rate: float  # items per second, azjax
-    pgx_rate: float | None = None  # items per second, pgx; None where not measured
-    pgx_note: str = ""  # why an env row has no `pgx_rate` (see `pgx.py`)
-
-    @property
-    def ratio(self) -> float | None:
-        """azjax / pgx, where pgx was measured."""
-        return None if self.pgx_rate is None else self.rate / self.pgx_rate
-
-
-def jit(fn: Callable, settings: Settings) -> Callable:
-    """`jax.jit(fn)`, compiled without backend optimisation when `settings.optimize` is off.
-
-    A smoke test spends most of its time compiling; XLA:CPU compiles about twice as fast
-    at backend optimisation level 0.
-    """
-    options = None if settings.optimize else {"xla_backend_optimization_level": 0}
-    return jax.jit(fn, compiler_options=options)
-
-
-def time_call(fn: Callable, *args, settings: Settings) -> tuple[float, Any]:
-    """Times `fn(*args)` after a warm-up call that compiles it.
-
-    Returns:
-      The seconds per call, best of up to `settings.max_repeats` repetitions (each repeating
-      the call for at least `settings.min_seconds`), and the output of the warm-up call.
-    """
-    output = jax.block_until_ready(fn(*args))
-    start = time.perf_counter()
-    jax.block_until_ready(fn(*args))
-    once = time.perf_counter() - start
-    calls = max(1, math.ceil(settings.min_seconds / max(once, 1e-9)))
-    best, spent = once, once
-    for _ in range(settings.max_repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            jax.block_until_ready(fn(*args))
-        elapsed = time.perf_counter() - start
-        best, spent = min(best, elapsed / calls), spent + elapsed
-        if spent >= settings.budget_seconds:
-            break
-    return best, output
 
 
 def benchmark(
@@ -102,10 +36,6 @@ def benchmark(
 ) -> list[Row]:
     """Measures every stage for the game and sizes of `config` (only the environment with
     `env_only`); returns the table rows."""
-    # Imported here: the measurements use this module's settings, rows and timing.
-    from azjax.bench import measure  # noqa: PLC0415
-    from azjax.bench.pgx import pgx_environment  # noqa: PLC0415
-
     keys = jax.random.split(jax.random.PRNGKey(seed), 5)
     env_key, network_key, search_key, selfplay_key, learner_key = keys
     game = build.make_game(config)

@@ -1,4 +1,4 @@
-"""The bench's measurements: each builds a pure function, and the harness jits and times it.
+"""The bench's measurements: each builds a pure function, jitted and timed by `timing`.
 
 1. Environment steps per second: uniformly random legal play, `vmap(step)` inside a
    `lax.scan` of plies, finished games restarting in place; for pgx's environment of the
@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from azjax import learner, replay, selfplay
-from azjax.bench.harness import Row, Settings, jit, time_call
+from azjax.bench.timing import Row, Settings, jit, time_call
 from azjax.build import Hyperparams, Pipeline
 from azjax.games import Game
 from azjax.games.base import random_legal_action

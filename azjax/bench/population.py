@@ -14,6 +14,8 @@ import jax
 import numpy as np
 
 from azjax import build, compiled, population
+from azjax import config as config_lib
+from azjax.types import UserError
 
 
 def measure(config, sizes, *, iterations: int = 3, log=print) -> list[dict]:
@@ -74,9 +76,6 @@ def format_rows(config, rows: list[dict]) -> str:
 
 
 def main(args, overrides) -> int:
-    from azjax import config as config_lib  # noqa: PLC0415
-    from azjax.types import UserError  # noqa: PLC0415
-
     config = config_lib.load_config(args.config)
     config_lib.apply_overrides(config, overrides)
     try:

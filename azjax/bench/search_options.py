@@ -22,7 +22,10 @@ import jax
 import jax.numpy as jnp
 
 from azjax import build, replay, selfplay
+from azjax.agent import load_agent
+from azjax.config import apply_overrides, load_config
 from azjax.search import Search
+from azjax.types import UserError
 
 
 def _timed(function, *args, repeats: int = 2):
@@ -151,10 +154,6 @@ def format_rows(config, rows: list[dict]) -> str:
 
 
 def main(args, overrides) -> int:
-    from azjax.agent import load_agent  # noqa: PLC0415
-    from azjax.config import apply_overrides, load_config  # noqa: PLC0415
-    from azjax.types import UserError  # noqa: PLC0415
-
     variables = None
     if args.workdir:  # a trained network visits fewer moves: more of its tree is carried
         if args.config:

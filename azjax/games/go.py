@@ -32,7 +32,7 @@ game with `superko=False` does not keep (1,015 B and 4,375 B).
 Speed, `azjax bench --game go_9x9 --batch-sizes 1,64,1024 --env-only` (random play with
 observations, steps per second, pgx 2.6 in the same run) on 2 shared CPU cores: at batch
 1024 about 6-8x pgx on 9x9 (480k steps/s) and about 20x pgx on 19x19 (98k steps/s); see
-the README for the tables. The figures vary by a third from run to run on that machine.
+docs/results.md for the tables. The figures vary by a third from run to run on that machine.
 """
 
 import jax

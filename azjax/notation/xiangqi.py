@@ -56,13 +56,19 @@ def from_fen(game: Xiangqi, fen: str) -> XiangqiState:
     module docstring); the side to move "w" (or "r") for Red, "b" for Black, Red if left
     out. The plies-without-capture field starts the no-capture count; the move number is
     read and ignored (the state counts plies from this position). The position starts the
-    repetition history.
+    repetition history. Counts are ASCII digits, below 10**9 (and the no-capture limit),
+    checked before any array is built.
 
     Raises:
       UserError: the FEN is malformed, or describes a position no game can reach (piece
         counts, pieces off their points, the side not to move in check).
     """
     board, player, no_capture = _parse_fen(fen)
+    if game.no_capture_limit and no_capture >= game.no_capture_limit:
+        raise UserError(
+            f"bad FEN {fen.strip()!r}: {no_capture} plies without a capture reach the "
+            f"no-capture limit of {game.no_capture_limit}"
+        )
     with jax.ensure_compile_time_eval():  # constants, also when called under a trace
         state = game.setup(board, player, no_capture)
         other_in_check = game.in_check(state.replace(current_player=1 - state.current_player))
@@ -70,11 +76,6 @@ def from_fen(game: Xiangqi, fen: str) -> XiangqiState:
         raise UserError(
             f"bad FEN {fen.strip()!r}: the side not to move is in check "
             "(or the generals face each other)"
-        )
-    if game.no_capture_limit and no_capture >= game.no_capture_limit:
-        raise UserError(
-            f"bad FEN {fen.strip()!r}: {no_capture} plies without a capture reach the "
-            f"no-capture limit of {game.no_capture_limit}"
         )
     return state
 
@@ -180,7 +181,7 @@ def _parse_fen(fen: str) -> tuple[np.ndarray, int, int]:
     `from_fen`)."""
 
     def fail(reason: str):
-        raise UserError(f"bad FEN {fen.strip()!r}: {reason}")
+        raise UserError(f"bad FEN {_shorten(fen.strip(), 120)!r}: {reason}")
 
     fields = fen.split()
     if not 1 <= len(fields) <= 6:
@@ -195,10 +196,10 @@ def _parse_fen(fen: str) -> tuple[np.ndarray, int, int]:
             if char in "123456789":
                 col += int(char)
                 continue
-            lower = char.lower()
-            code = _FEN_ALIASES.get(lower) or _FEN_LETTERS.find(lower) + 1
+            lower = char.lower() if char.isascii() else ""  # "\u212a".lower() is "k"
+            code = (_FEN_ALIASES.get(lower) or _FEN_LETTERS.find(lower) + 1) if lower else 0
             if not code:
-                fail(f"unknown piece letter {char!r} (use KABNRCP, lowercase for Black)")
+                fail(f"unknown piece letter {ascii(char)} (use KABNRCP, lowercase for Black)")
             if col < FILES:
                 board[row, col] = code if char.isupper() else -code
             col += 1
@@ -211,14 +212,25 @@ def _parse_fen(fen: str) -> tuple[np.ndarray, int, int]:
     if any(field != "-" for field in fields[2:4]):
         fail("xiangqi has no castling or en passant: fields 3 and 4 must be '-'")
     counters = fields[4:]
-    if not all(field.isdigit() for field in counters) or (
-        len(counters) == 2 and counters[1] == "0"
-    ):
-        fail("the plies without capture and the move number must be whole numbers (move >= 1)")
+    for field in counters:  # ASCII digits: str.isdigit also takes "²", which int() refuses
+        if not _COUNT.fullmatch(field):
+            fail("the plies without capture and the move number must be whole numbers")
+        if len(field.lstrip("0")) > _COUNT_DIGITS:
+            fail(f"{_shorten(field)} is too large for a count (at most {_COUNT_DIGITS} digits)")
+    if len(counters) == 2 and not counters[1].strip("0"):
+        fail("the move number starts at 1")
     board = board.reshape(-1)
     for side in (0, 1):
         _check_placement(np.asarray(view(jnp.asarray(board), side)), side, fail)
     return board, player, int(counters[0]) if counters else 0
+
+
+_COUNT = re.compile("[0-9]+")  # ASCII digits only: a str pattern's [0-9] is not \d
+_COUNT_DIGITS = 9  # counts below 10**9: int32 with room for the plies of any game
+
+
+def _shorten(text: str, limit: int = 24) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _check_placement(board: np.ndarray, player: int, fail) -> None:

@@ -217,6 +217,7 @@ _TOKEN = re.compile(r"\s*(?:([();])|([A-Za-z]+)\s*((?:\[(?:[^\\\]]|\\.)*\]\s*)+)
 _VALUE = re.compile(r"\[((?:[^\\\]]|\\.)*)\]", re.S)
 _ESCAPE = re.compile(r"\\(\r\n|\n\r|\n|\r|.)", re.S)  # a soft line break, or an escaped character
 _SETUP = ("AB", "AW", "AE")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def _main_line(text: str) -> list[dict[str, list[str]]]:
@@ -339,17 +340,15 @@ def parse_game(text: str) -> SgfGame:
         raise SgfError(f"not a Go game (GM[{single('GM')}])")
     size_text = single("SZ") or "19"
     width, _, height = size_text.partition(":")
-    if not width.isascii() or not width.isdigit() or height not in ("", width):
+    if not re.fullmatch("[0-9]{1,3}", width) or height not in ("", width):  # then int()
         raise SgfError(f"unsupported board size SZ[{size_text}]")
     size = int(width)
     if not 1 <= size <= len(_LETTERS):
         raise SgfError(f"unsupported board size SZ[{size_text}]")
     komi = single("KM")
     if komi is not None:
-        try:
-            komi = float(komi) if komi.isascii() else math.nan
-        except ValueError:
-            komi = math.nan
+        # ASCII decimals only: float() also takes "1_0", "nan" and "٣".
+        komi = float(komi) if _DECIMAL.fullmatch(komi) else math.nan
         if not math.isfinite(komi):
             raise SgfError(f"KM[{single('KM')}] is not a komi")
     setup = None

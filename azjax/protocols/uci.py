@@ -38,9 +38,9 @@ import numpy as np
 
 from azjax import __version__, notation
 from azjax.agent import Agent, load_agent
+from azjax.engines.uci_client import engine_to_iccs, iccs_to_engine
 from azjax.games import State
 from azjax.notation import xiangqi
-from azjax.protocols.uci_client import engine_to_iccs, iccs_to_engine
 from azjax.protocols.uci_search import (
     MAX_SIMULATIONS,
     PvSearch,

@@ -2,14 +2,15 @@
 
 The anchors are the evaluation opponents that never change: `random`, `minimax`, `mcts:N`
 and outside engines (`gtp:...`, `uci:...`); not `previous`, `ladder:N` or a run's
-checkpoint, which move. Their ratings are fixed once per run, before its first evaluation:
+checkpoint, which move. Their ratings are fixed once per run, before its first evaluation
+(`azjax.evaluation`):
 
 - by a calibration tournament among the anchors (`WORKDIR/eval_anchors/`, an ordinary
   tournament directory: `eval.num_games` games per pair, resumable, its ratings table in
   `ratings.csv`), rated with `eval.elo_anchor` at 0 (default: the first `mcts:N` opponent,
-  else the first anchor); or
+  else the first anchor; `evaluation.calibrate`); or
 - from a ratings file a tournament wrote (`eval.elo_ratings=PATH/ratings.csv`), so that
-  several runs share one scale.
+  several runs share one scale (`evaluation.ratings_from_file`).
 
 At each evaluation the agent's games against the anchors are fitted with the anchors held
 at those ratings (Bradley-Terry, one free rating, `ratings.elo.fit(fixed=...)`), giving
@@ -21,16 +22,8 @@ weaker one is then loose. That is why the default anchor is an MCTS player rathe
 random: the agent's estimate leans on the anchors it scores between 0 and 1 against.
 """
 
-import sys
-from pathlib import Path
-
-import numpy as np
-
 from azjax.ratings.elo import fit
 from azjax.schema import parse_opponent_spec
-from azjax.types import UserError
-
-CALIBRATION_DIR = "eval_anchors"
 
 
 def settings(config) -> dict | None:
@@ -56,51 +49,6 @@ def anchor_specs(opponents) -> list[str]:
 def default_anchor(specs: list[str]) -> str:
     """The anchor rated 0: the first pure MCTS opponent, else the first anchor."""
     return next((s for s in specs if s.startswith("mcts:")), specs[0])
-
-
-def ratings_from_file(path: str | Path, specs: list[str]) -> dict[str, float]:
-    """The anchors' ratings as a tournament's ratings file gives them."""
-    from azjax.tournament import load_ratings  # noqa: PLC0415
-
-    table = load_ratings(path)
-    given = dict(zip(table["player"], table["elo"], strict=True))
-    missing = [s for s in specs if s not in given or not np.isfinite(given[s])]
-    if missing:
-        raise UserError(f"the ratings in {path} do not rate the anchor {missing[0]!r}")
-    return {s: float(given[s]) for s in specs}
-
-
-def calibrate(
-    workdir: str | Path,
-    game_name: str,
-    game_kwargs: dict,
-    specs: list[str],
-    *,
-    anchor: str,
-    games_per_pair: int,
-    seed: int,
-    quiet: bool = False,
-) -> dict[str, float]:
-    """Rates the anchors by a round robin among them (resumed if interrupted)."""
-    if len(specs) == 1:
-        return {specs[0]: 0.0}
-    from azjax import tournament  # noqa: PLC0415
-
-    directory = Path(workdir) / CALIBRATION_DIR
-    if not quiet:
-        print(f"rating the Elo anchors {', '.join(specs)} in {directory}", file=sys.stderr)
-    ratings = tournament.run(
-        directory,
-        specs,
-        game=game_name,
-        game_kwargs=game_kwargs,
-        games_per_pair=games_per_pair,
-        batch_size=games_per_pair,
-        seed=seed,
-        anchor=anchor,
-        quiet=quiet,
-    )
-    return {s: float(ratings.elo[ratings.players.index(s)]) for s in specs}
 
 
 def estimate(outcomes: dict[str, list[float]], anchors: dict[str, float]) -> dict[str, float]:

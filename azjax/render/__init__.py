@@ -16,7 +16,9 @@ import json
 import pathlib
 from xml.sax.saxutils import escape
 
+from azjax import notation
 from azjax.render.animation import Animation, gif, png
+from azjax.render.layout import row_svg
 from azjax.render.svg import player_names, svg
 from azjax.render.tree import search_tree
 
@@ -79,8 +81,6 @@ def html_game(game, states, *, title: str | None = None, actions=None, size: int
     Returns:
       The HTML document as a string (inline SVG and JavaScript, nothing fetched).
     """
-    from azjax import notation
-
     states = list(states)
     title = title or getattr(game, "name", type(game).__name__)
     names, frames = [""], []
@@ -123,6 +123,4 @@ __all__ = [
 def row(pictures, captions=None, **layout) -> Picture:
     """Pictures (or SVG texts) side by side as one `Picture`, with optional captions
     (`layout.row_svg` arguments)."""
-    from azjax.render.layout import row_svg  # noqa: PLC0415
-
     return Picture(row_svg(pictures, captions, **layout))

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from azjax.games.xiangqi_tables import _MOVE_POINTS
 from azjax.render.shapes import (
     _UNIT,
     _XIANGQI_BLACK,
@@ -24,8 +25,6 @@ def _xiangqi(
     game, state, *, policy, value, last_action, move_numbers, size, piece_letters, targets
 ) -> str:
     """Xiangqi as Red sees it: 9 files by 10 ranks, the river, the palaces' diagonals."""
-    from azjax.games.xiangqi_tables import _MOVE_POINTS
-
     del game, move_numbers
     board = np.asarray(state.board)  # Red's view, row 0 = rank 9
     rows, cols, margin = 10, 9, 1.0 * _UNIT

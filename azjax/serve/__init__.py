@@ -7,12 +7,18 @@
 The page (static/: HTML, one script, one stylesheet; nothing fetched from elsewhere) draws
 the board with `azjax.render.svg`, turns clicks into legal moves, and asks the server for
 the agent's replies; `app.py` holds the HTTP API, `session.py` the games. Needs the `serve`
-extra (Starlette and uvicorn): pip install -e '.[serve]'.
+extra (Starlette and uvicorn): pip install -e '.[serve]'. uvicorn serves it over h11, with a
+deadline for each request's head (`REQUEST_TIMEOUT` seconds; the app has one for the body).
 """
 
-from azjax.types import UserError
+import socket
+import threading
+import time
+from pathlib import Path
 
-SIMULATION_CHOICES = (16, 64, 200, 800)  # offered besides the run's own setting
+from azjax import agent as agent_lib
+from azjax.serve.limits import REQUEST_TIMEOUT, SIMULATION_CHOICES
+from azjax.types import UserError
 
 
 def make_server(
@@ -43,7 +49,6 @@ def make_server(
             f"azjax serve needs Starlette and uvicorn ({error.name} is missing): "
             "pip install -e '.[serve]'"
         ) from None
-    from azjax import agent as agent_lib  # noqa: PLC0415
 
     agents = {}
     for path in (workdir, opponent_workdir):
@@ -71,7 +76,6 @@ def run(server, *, host: str = "127.0.0.1", port: int = 8000) -> int:
     Raises:
       UserError: the address cannot be listened on (the port is taken, say).
     """
-    import socket  # noqa: PLC0415
 
     import uvicorn  # noqa: PLC0415
 
@@ -83,26 +87,90 @@ def run(server, *, host: str = "127.0.0.1", port: int = 8000) -> int:
     except OSError as error:
         raise UserError(f"cannot listen on {host}:{port}: {error.strerror}") from None
     print(f"azjax serve: {server.board.name} at http://{host}:{port}/", flush=True)
-    uvicorn.run(make_app(server), host=host, port=port, log_level="warning")
+    uvicorn.run(
+        make_app(server, host=host),
+        host=host,
+        port=port,
+        log_level="warning",
+        http=_protocol(REQUEST_TIMEOUT),
+    )
     return 0
+
+
+def _protocol(timeout: float):
+    """uvicorn's h11 protocol, closing a connection whose next request's head has not all
+    arrived `timeout` seconds after the connection opened or the head's first byte came
+    (uvicorn waits for ever there; its keep-alive timeout covers idle connections between
+    requests only)."""
+    import h11  # noqa: PLC0415
+    from uvicorn.protocols.http.h11_impl import H11Protocol  # noqa: PLC0415
+
+    class Protocol(H11Protocol):
+        _head_timer = None
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._watch_head()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._watch_head()
+
+        def connection_lost(self, exc) -> None:
+            self._stop_watching()
+            super().connection_lost(exc)
+
+        def _watch_head(self) -> None:
+            if self.conn.their_state is not h11.IDLE or self.transport.is_closing():
+                self._stop_watching()  # a head arrived (or the connection ends)
+            elif self._head_timer is None:
+                self._head_timer = self.loop.call_later(timeout, self._head_late)
+
+        def _stop_watching(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_late(self) -> None:
+            self._head_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+    return Protocol
 
 
 class Background:
     """`server` served from a thread of this process (a notebook, a test) until `stop()`.
 
+    Args:
+      server: what to serve (`make_server`).
+      host, port: where (port 0 picks a free one).
+      request_timeout: seconds for a request's head, and then for its body.
+
     Attributes:
-      url: the address, "http://127.0.0.1:PORT/" (port 0 picks a free one).
+      url: the address, "http://127.0.0.1:PORT/".
     """
 
-    def __init__(self, server, *, host: str = "127.0.0.1", port: int = 0):
-        import threading  # noqa: PLC0415
-        import time  # noqa: PLC0415
+    def __init__(
+        self,
+        server,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        request_timeout: float = REQUEST_TIMEOUT,
+    ):
 
         import uvicorn  # noqa: PLC0415
 
         from azjax.serve.app import make_app  # noqa: PLC0415
 
-        config = uvicorn.Config(make_app(server), host=host, port=port, log_level="warning")
+        config = uvicorn.Config(
+            make_app(server, host=host, request_timeout=request_timeout),
+            host=host,
+            port=port,
+            log_level="warning",
+            http=_protocol(request_timeout),
+        )
         self._uvicorn = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._uvicorn.run, daemon=True)
         self._thread.start()
@@ -126,10 +194,9 @@ class Background:
 
 
 def _run_name(path) -> str:
-    from pathlib import Path  # noqa: PLC0415
 
     path = Path(path).resolve()
     return path.parent.parent.name if path.parent.name == "checkpoints" else path.name
 
 
-__all__ = ["SIMULATION_CHOICES", "Background", "make_server", "run"]
+__all__ = ["REQUEST_TIMEOUT", "SIMULATION_CHOICES", "Background", "make_server", "run"]

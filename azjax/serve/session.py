@@ -18,6 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax import notation, render
+from azjax.games.xiangqi_tables import _MOVE_POINTS
+from azjax.protocols import sgf
 from azjax.types import UserError
 
 
@@ -163,8 +165,6 @@ class Board:
 
     def clicks(self, action: int, state) -> list[int]:
         if self.kind == "Xiangqi":
-            from azjax.games.xiangqi_tables import _MOVE_POINTS  # noqa: PLC0415
-
             origin, target = _MOVE_POINTS[int(state.current_player), action]
             return [int(origin), int(target)]
         board_points = np.asarray(state.board).size
@@ -193,8 +193,6 @@ class Board:
         rewards = np.asarray(session.state.rewards)
         line = f"{self.names[int(np.argmax(rewards))]} wins" if rewards.any() else "draw"
         if self.kind == "Go":
-            from azjax.protocols import sgf  # noqa: PLC0415
-
             line += f" ({sgf.result_string(float(self.game.score(session.state)))})"
         return line
 
@@ -203,8 +201,6 @@ class Board:
         moves for Xiangqi, a numbered move list for the others."""
         result = self.result(session) or "unfinished"
         if self.kind == "Go":
-            from azjax.protocols import sgf  # noqa: PLC0415
-
             if session.resigned is not None:
                 re = f"{'WB'[session.resigned]}+R"
             elif session.over:

@@ -1,6 +1,6 @@
 """Hyperparameter sweeps: many runs of one experiment, searched by Optuna.
 
-    azjax sweep --config experiments/connect_four.py --space sweeps/connect_four.py \\
+    azjax sweep --config connect_four --space connect_four \\
         --workdir runs/sweep_c4 --trials 16
     azjax sweep --workdir runs/sweep_c4 --report
 
@@ -8,7 +8,7 @@ From Python (a notebook)::
 
     from azjax import sweeps
 
-    space = sweeps.load_space("sweeps/tic_tac_toe.py")   # or sweeps.Space(params={...})
+    space = sweeps.load_space("tic_tac_toe")           # or a file, or sweeps.Space(params={...})
     sweeps.run_sweep(config, space, "runs/sweep_ttt", trials=8)
     sweeps.trials_table("runs/sweep_ttt")                  # pandas, best first
     sweeps.write_report("runs/sweep_ttt")                  # PNGs in runs/sweep_ttt/report/
@@ -17,19 +17,20 @@ Modules: `space` (the search space file and its checks), `objective` (the metric
 checked against what the runs log), `storage` (the study's storage and the sweep directory's
 files), `study` (the Optuna study, its sampler and pruner; anchors rated once per sweep),
 `liveness` (heartbeats; abandoned trials claimed and re-queued), `worker` (`run_sweep`: ask,
-train, tell), `report` (table and plots), `command` (the CLI).
+train, tell), `report` (table and plots), `arguments` and `command` (the CLI).
 """
 
 import importlib
 
 # public name -> module; imported on first use, so that the command line's parser (which
-# imports `azjax.sweeps.command`) loads neither Optuna nor jax.
+# imports `azjax.sweeps.arguments`) loads neither Optuna nor jax.
 _EXPORTS = {
     "Choice": "azjax.sweeps.space",
     "Int": "azjax.sweeps.space",
     "LogUniform": "azjax.sweeps.space",
     "Space": "azjax.sweeps.space",
     "Uniform": "azjax.sweeps.space",
+    "find_space": "azjax.sweeps.space",
     "load_space": "azjax.sweeps.space",
     "load_study": "azjax.sweeps.report",
     "trials_table": "azjax.sweeps.report",

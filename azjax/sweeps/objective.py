@@ -7,7 +7,13 @@ import difflib
 import functools
 import types
 
+import jax
+
+from azjax import build, steps, train
 from azjax import config as config_lib
+from azjax.pbt import default_objective as pbt_objective
+from azjax.ratings import anchors
+from azjax.schema import parse_opponent_spec
 from azjax.types import UserError
 
 OUTCOMES = ("score", "win_rate", "draw_rate", "loss_rate", "games")
@@ -17,23 +23,18 @@ def default_objective(config) -> str:
     """The metric a trial is judged by unless the space names one: `eval/elo` when the runs
     rate themselves against at least two fixed opponents, else the score against the last
     fixed opponent of `eval.opponents` (as population-based training ranks members)."""
-    from azjax.pbt import default_objective as objective  # noqa: PLC0415
-
     if config.eval.every <= 0:
         raise UserError(
             "space: no default objective: eval.every = 0, so the runs never evaluate (set "
             "eval.every, or name a training metric as the objective)"
         )
-    return objective(config)
+    return pbt_objective(config)
 
 
 def logged_metrics(config, *, training: bool = True) -> list[str]:
     """The metrics every run of `config` logs: its evaluation's (`eval/OPP/score`, ...,
     `eval/elo`) when it evaluates, and, with `training`, the keys of every iteration's record.
     """
-    from azjax.ratings import anchors  # noqa: PLC0415
-    from azjax.schema import parse_opponent_spec  # noqa: PLC0415
-
     names = []
     if config.eval.every > 0:
         for spec in config.eval.opponents:
@@ -56,10 +57,6 @@ _TRAINING_METRICS: dict[str, list[str]] = {}  # pipeline key -> record keys
 def _training_metrics(config) -> list[str]:
     """The keys of an iteration's record (`train.iteration_record`), found by tracing the
     step functions abstractly (`jax.eval_shape`, one learner update: about a second)."""
-    import jax  # noqa: PLC0415
-
-    from azjax import build, steps, train  # noqa: PLC0415
-
     pipeline = dataclasses.replace(build.make_pipeline(config), chunk=1)
     hyper = build.make_hyperparams(config)
     state = jax.eval_shape(functools.partial(steps.init_state, pipeline), jax.random.PRNGKey(0))

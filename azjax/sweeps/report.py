@@ -9,9 +9,11 @@ import math
 import warnings
 from pathlib import Path
 
+import numpy as np
 import optuna
 from optuna.trial import TrialState
 
+from azjax.metrics import read_metrics
 from azjax.sweeps import liveness
 from azjax.sweeps import storage as storage_lib
 from azjax.types import UserError
@@ -63,8 +65,6 @@ def trials_table(workdir: str | Path, *, study: optuna.Study | None = None):
     failed trial failed, where any did).
     """
     import pandas as pd  # noqa: PLC0415
-
-    from azjax.metrics import read_metrics  # noqa: PLC0415
 
     workdir = Path(workdir)
     objective, direction = _objective(workdir)
@@ -162,8 +162,6 @@ def report_notes(workdir: str | Path, paths: list[Path]) -> list[str]:
 
 def _figure(axes):
     """The figure of what an optuna matplotlib plot returns (an Axes or an array of them)."""
-    import numpy as np  # noqa: PLC0415
-
     if isinstance(axes, np.ndarray):
         axes = axes.flat[0]
     return axes.get_figure()

@@ -34,6 +34,7 @@ import ml_collections
 import optuna
 
 from azjax import config as config_lib
+from azjax.schema import _game_parameters
 from azjax.sweeps import objective as objective_lib
 from azjax.types import UserError
 
@@ -201,16 +202,32 @@ class Space:
         return {key: param.grid() for key, param in self.params.items()}
 
 
+def space_names() -> list[str]:
+    """The search spaces shipped with azjax (`azjax/spaces/NAME.py`), sorted."""
+    return config_lib.file_names(config_lib.SPACES_DIR)
+
+
+def find_space(path: str | Path) -> Path:
+    """The space file that `path` names: a file, or the name of one of azjax's
+    (`tic_tac_toe`: `azjax/spaces/tic_tac_toe.py`; the old `sweeps/tic_tac_toe.py` too).
+
+    Raises:
+      UserError: nothing found.
+    """
+    return config_lib.find_file(str(path), config_lib.SPACES_DIR, "sweeps", "space file")
+
+
 def load_space(path: str | Path) -> Space:
-    """The `Space` that `get_space()` of the Python file `path` returns.
+    """The `Space` that `get_space()` of a space file returns.
+
+    Args:
+      path: a Python file with `get_space()`, or the name of one of azjax's (`find_space`).
 
     Raises:
       UserError: a missing file, one that fails to load, no `get_space`, or one that does not
         return a `Space`.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"space file {str(path)!r} not found")
+    path = find_space(path)
     module = config_lib.load_module(path, "space file")
     if not callable(getattr(module, "get_space", None)):
         raise UserError(f"space file {path} has no get_space() function")
@@ -305,8 +322,6 @@ def _current_value(config, key: str):
     """The value of `key` in `config` (a game option's default if unset)."""
     parts = key.split(".")
     if parts[0] == "game_kwargs" and len(parts) == 2:
-        from azjax.schema import _game_parameters  # noqa: PLC0415
-
         parameters = _game_parameters(config)
         if parts[1] in config.game_kwargs:
             return config.game_kwargs[parts[1]]

@@ -9,6 +9,7 @@ directory per trial), `tensorboard/` (the HParams view) and `report/`.
 
 import contextlib
 import fcntl
+import importlib.util
 import json
 import os
 import random
@@ -69,8 +70,6 @@ def open_storage(workdir: Path, url: str | None) -> optuna.storages.BaseStorage:
 def _with_driver(url: str) -> str:
     """`postgresql://` through psycopg2 (the `postgres` extra) where psycopg 3, SQLAlchemy
     2.1's default driver, is not installed."""
-    import importlib.util  # noqa: PLC0415
-
     scheme, separator, rest = url.partition("://")
     if scheme == "postgresql" and separator and importlib.util.find_spec("psycopg") is None:
         if importlib.util.find_spec("psycopg2") is not None:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import optuna
 
+from azjax.evaluation import calibrate
+from azjax.ratings import anchors
 from azjax.sweeps import space as space_lib
 from azjax.sweeps import storage as storage_lib
 from azjax.types import UserError
@@ -100,8 +102,6 @@ def shared_anchor_ratings(config, space, workdir: Path, study, *, quiet: bool) -
     """The Elo anchors rated once for the whole sweep (so every trial's `eval/elo` is on one
     scale, and no trial plays the calibration games again): a ratings file for the trials'
     `eval.elo_ratings`, or None where the trials rate no anchors or the space varies them."""
-    from azjax.ratings import anchors  # noqa: PLC0415
-
     if config.eval.every <= 0 or not config.eval.elo or config.eval.elo_ratings:
         return None
     if any(k.startswith(("eval.", "game_kwargs.")) or k == "game" for k in space.params):
@@ -116,7 +116,7 @@ def shared_anchor_ratings(config, space, workdir: Path, study, *, quiet: bool) -
     with storage_lib.locked(workdir):
         ratings = study.user_attrs.get(ANCHOR_ATTR)
         if ratings is None:  # the first worker of the study rates them
-            ratings = anchors.calibrate(
+            ratings = calibrate(
                 workdir,
                 config.game,
                 dict(config.game_kwargs),

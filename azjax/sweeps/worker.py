@@ -26,7 +26,12 @@ from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import TrialState
 
 from azjax import config as config_lib
-from azjax import interrupt
+from azjax import interrupt, train
+from azjax import pbt as pbt_lib
+from azjax import population as population_lib
+from azjax.config import TUNABLE_KEYS
+from azjax.metrics import read_metrics
+from azjax.runs import list_checkpoints
 from azjax.sweeps import liveness
 from azjax.sweeps import space as space_lib
 from azjax.sweeps import storage as storage_lib
@@ -109,9 +114,6 @@ def run_sweep(
     space = space_lib.check(space, config)
     pbt = None
     if pbt_every is not None:
-        from azjax import pbt as pbt_lib  # noqa: PLC0415
-        from azjax.config import TUNABLE_KEYS  # noqa: PLC0415
-
         # PBT explores the space's scalar keys (the trials' starting points come from the
         # sampler); shape-changing keys stay as the sampler drew them.
         explored = tuple(key for key in space.params if key in TUNABLE_KEYS)
@@ -292,8 +294,6 @@ class _Worker:
             return
         try:
             if len(live) == 1:
-                from azjax import train  # noqa: PLC0415
-
                 item = live[0]
                 train.train(
                     item.config,
@@ -303,9 +303,7 @@ class _Worker:
                     callback=lambda record: self._observe(item, record),
                 )
             else:
-                from azjax import population  # noqa: PLC0415
-
-                population.train_population(
+                population_lib.train_population(
                     [item.config for item in live],
                     [item.directory for item in live],
                     quiet=self.quiet,
@@ -328,9 +326,6 @@ class _Worker:
 
     def _replay(self, item: _Trial) -> bool:
         """Reports a resumed trial's saved evaluations to Optuna; False if it is pruned."""
-        from azjax.metrics import read_metrics  # noqa: PLC0415
-        from azjax.runs import list_checkpoints  # noqa: PLC0415
-
         if not (item.directory / "metrics.jsonl").exists():
             return True
         steps = list_checkpoints(item.directory)
@@ -361,8 +356,6 @@ class _Worker:
         return False
 
     def _finish(self, item: _Trial) -> None:
-        from azjax.metrics import read_metrics  # noqa: PLC0415
-
         item.finished = True
         self.beat.stop(item.trial._trial_id)
         if item.lost:

@@ -23,10 +23,12 @@ from pathlib import Path
 
 import jax
 
+from azjax import agent as agent_lib
 from azjax import zoo
 from azjax.arena import DeviceHostPlayer
+from azjax.engines import open_player, parse_engine_spec
 from azjax.games import Game
-from azjax.protocols.engine import parse_engine_spec
+from azjax.runs import list_checkpoints, load_run_config
 from azjax.types import UserError
 
 _BASELINE = re.compile(r"random|minimax|mcts:[0-9]+")
@@ -98,8 +100,6 @@ def resolve(spec: str, *, simulations: int | None = None) -> list[PlayerInfo]:
     match = _RUN_SUFFIX.search(spec)
     run = _run_name(spec[: match.start()] if match else spec)
     which = match.group(1) if match else "newest"
-    from azjax.runs import list_checkpoints, load_run_config  # noqa: PLC0415
-
     config = load_run_config(run)  # a one-line error when RUN is not a run directory
     steps = list_checkpoints(run)
     if not steps:
@@ -148,8 +148,6 @@ class Roster:
         """(family, player, params) for a player that runs on the device; `family` is the
         same for players whose `player` function is the same (checkpoints of one run at
         one setting), so their matches share one compiled program."""
-        from azjax import agent as agent_lib  # noqa: PLC0415
-
         if info.kind == "baseline":
             family = (info.name,)
             if family not in self._families:
@@ -175,8 +173,7 @@ class Roster:
                 spec = parse_engine_spec(info.name)
                 if not spec.plays(self.game):
                     raise UserError(f"{info.name} ({spec.protocol}) does not play {self.game.name}")
-                options = {"timeout": timeout, **spec.options}
-                self._hosts[info.name] = dataclasses.replace(spec, options=options)()
+                self._hosts[info.name] = open_player(spec, timeout=timeout)
             else:
                 family, player, params = self.device(info)
                 if family not in self._jitted:

@@ -19,7 +19,9 @@ import jax
 
 from azjax import arena, games, zoo
 from azjax.games import Game
+from azjax.plots import plot_ratings
 from azjax.ratings import Ratings, fit
+from azjax.runs import load_run_config
 from azjax.tournament.log import GameLog, read_settings, write_settings
 from azjax.tournament.players import PlayerInfo, Roster, resolve
 from azjax.types import UserError
@@ -35,8 +37,6 @@ def _game_of(
     chosen = None
     for info in infos:
         if info.kind == "checkpoint":
-            from azjax.runs import load_run_config  # noqa: PLC0415
-
             config = (
                 zoo.read_config(info.run) if zoo.is_zoo(info.run) else load_run_config(info.run)
             )
@@ -240,8 +240,6 @@ def write_ratings(directory: str | Path, game_log: GameLog | None = None, *, anc
     table = ratings_table(ratings, read_settings(directory))
     rounded = table.round({"elo": 1, "elo_low": 1, "elo_high": 1, "score": 4})
     rounded.to_csv(directory / "ratings.csv", index=False)
-    from azjax.plots import plot_ratings  # noqa: PLC0415
-
     plot_ratings(table, directory / "ratings.png", title=directory.name)
     return ratings
 

@@ -1,6 +1,6 @@
-"""The search space of the Connect Four sweep (`experiments/connect_four.py`).
+"""The search space of the Connect Four sweep (`azjax/experiments/connect_four.py`).
 
-    azjax sweep --config experiments/connect_four.py --space sweeps/connect_four.py \
+    azjax sweep --config connect_four --space connect_four \
         --workdir runs/sweep_c4 --trials 16
 
 The five tunable scalars that most change what AlphaZero learns from its own games, at

@@ -7,7 +7,7 @@ channels, Gumbel search at 32 simulations (PUCT with `--config.search.algorithm=
 games in lockstep. A GPU config.
 
 On this 2-core CPU one iteration's self-play (256 games x 16 plies x 33 network evaluations)
-took 192 s (iteration 2 of `azjax train --config experiments/xiangqi.py
+took 192 s (iteration 2 of `azjax train --config xiangqi
 --config.replay.capacity=120000`, 21 positions/s; the forward pass alone is 246 ms per batch
 of 256); the 16 learner updates come on top once the buffer holds `replay.min_size`.
 """

@@ -1,6 +1,6 @@
 """A tiny search space for Tic-tac-toe: the tests' and the sweep notebook's.
 
-    azjax sweep --config experiments/tic_tac_toe.py --space sweeps/tic_tac_toe.py \
+    azjax sweep --config tic_tac_toe --space tic_tac_toe \
         --workdir runs/sweep_ttt --trials 4
 
 Two tunable scalars (one compiled program for every trial), judged by the default objective:

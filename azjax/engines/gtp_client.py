@@ -24,14 +24,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from azjax import notation
-from azjax.games import Game, State
-from azjax.protocols.engine import (
+from azjax.engines.base import (
     DEFAULT_TIMEOUT,
     RESIGN,
     EngineError,
     EngineProcess,
     HostPlayer,
 )
+from azjax.games import Game, State
 from azjax.types import UserError
 
 _COLORS = ("b", "w")  # GTP colour of player 0 (black) and player 1 (white)

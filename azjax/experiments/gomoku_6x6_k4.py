@@ -2,7 +2,7 @@
 
 AlphaZero_Gomoku reports a reasonable model after 500-1000 self-play games (about 2 hours
 on a PC); here 128 games run in lockstep. Evaluated against pure MCTS with 1000 simulations.
-One iteration takes about 3.9 s on an idle 2-core CPU (median of the run in the README,
+One iteration takes about 3.9 s on an idle 2-core CPU (median of the run in docs/results.md,
 self-play and learning; evaluation against MCTS-1000 adds about 65 s every 20 iterations).
 """
 
@@ -22,7 +22,7 @@ def get_config():
     config.selfplay.num_steps = 12
     config.selfplay.temperature_moves = 6
     # AlphaZero_Gomoku's KL-adaptive rate: with tree reuse and value mixing (the defaults)
-    # the best of the ablation in the README (0.945 against 1000-simulation MCTS at 10 min).
+    # the best of the ablation in docs/results.md (0.945 against 1000-simulation MCTS at 10 min).
     config.learner.kl_target = 0.02
     config.replay.capacity = 60_000
     config.replay.min_size = 2_000

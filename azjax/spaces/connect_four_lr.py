@@ -1,6 +1,6 @@
-"""A learning-rate sweep of the Connect Four experiment (the README's Sweeps section).
+"""A learning-rate sweep of the Connect Four experiment (docs/sweeps.md).
 
-    azjax sweep --config experiments/connect_four.py --space sweeps/connect_four_lr.py \
+    azjax sweep --config connect_four --space connect_four_lr \
         --workdir runs/sweep_c4_lr --trials 8 --config.train.num_iterations=30 \
         --config.eval.every=15 --config.eval.opponents='("mcts:100",)' --config.eval.elo=false
 

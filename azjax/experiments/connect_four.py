@@ -8,7 +8,7 @@ Evaluation every 40 iterations (the agent with 200 simulations) against the rand
 the pure-MCTS baseline at 200 and 800 simulations (64 games each) is included in the wall-clock
 time, about a quarter of it; on an idle 2-core CPU the 30-minute run scored 0.912 (0.865-0.944)
 against MCTS-800 in 200 games after 131 iterations, and 0.970 trained 30 minutes without
-evaluations (README).
+evaluations (docs/results.md).
 """
 
 from azjax.config import base_config
@@ -19,10 +19,10 @@ def get_config():
     config.name = "connect_four"
     config.game = "connect_four"
     config.learner.updates_per_iteration = 16
-    # The learning-rate sweep in the README: 4e-3 to 1e-2 learned fastest (1e-3 before).
+    # The learning-rate sweep in docs/sweeps.md: 4e-3 to 1e-2 learned fastest (1e-3 before).
     config.learner.learning_rate = 4e-3
     # AlphaZero_Gomoku's KL-adaptive rate, with tree reuse and value mixing (the defaults):
-    # the best of the Connect Four ablation in the README (0.833 against MCTS-800 at 8 min).
+    # the best of the Connect Four ablation in docs/results.md (0.833 against MCTS-800 at 8 min).
     config.learner.kl_target = 0.02
     config.train.num_iterations = 400
     config.train.max_minutes = 30.0

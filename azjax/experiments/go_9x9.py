@@ -7,7 +7,7 @@ search (Gumbel MuZero learns Go 9x9 with few simulations) at 32 simulations; alp
 the ~80 legal moves (PUCT, `--config.search.algorithm=puct`). A GPU config.
 
 On this 2-core CPU one iteration's self-play (256 games x 16 plies x 33 network
-evaluations) took 78 s (iteration 2 of `azjax train --config experiments/go_9x9.py`, 55
+evaluations) took 78 s (iteration 2 of `azjax train --config go_9x9`, 55
 positions/s; the forward pass alone is 119 ms per batch of 256); the 16 learner updates
 come on top once the buffer holds `replay.min_size` positions.
 """

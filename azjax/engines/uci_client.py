@@ -17,9 +17,9 @@ import shlex
 from collections.abc import Sequence
 
 from azjax import notation
+from azjax.engines.base import DEFAULT_TIMEOUT, EngineError, EngineProcess, HostPlayer
 from azjax.games import Game, State
 from azjax.notation import xiangqi
-from azjax.protocols.engine import DEFAULT_TIMEOUT, EngineError, EngineProcess, HostPlayer
 from azjax.types import UserError
 
 _ENGINE_MOVE = {

@@ -1,5 +1,4 @@
-"""Outside engines as players: a guarded subprocess, the host-side player interface and
-engine specs.
+"""Outside engines: a guarded subprocess, the host-side player interface and engine specs.
 
 `EngineProcess` runs another program (GNU Go, Fairy-Stockfish, Pikafish) and exchanges
 lines with it. A reader thread feeds its output into a queue, so every read has a deadline
@@ -19,7 +18,8 @@ The command is quoted when it holds spaces; options follow as key=value: for bot
 `timeout=SECONDS` (per answer, default 30); for GTP `cleanup=true|false` (default true: moves
 by `kgs-genmove_cleanup` where the engine has it, so that it captures dead stones before
 passing, see `gtp_client`); for UCI one of `depth=N`, `nodes=N`, `movetime=MS` (default
-movetime=1000) and `ranks=auto|0-9|1-10` (see `uci_client`).
+movetime=1000) and `ranks=auto|0-9|1-10` (see `uci_client`). `engines.open_player(spec)`
+starts the player a spec names.
 """
 
 import abc
@@ -268,7 +268,7 @@ class HostPlayer(abc.ABC):
 
 @dataclasses.dataclass(frozen=True)
 class EngineSpec:
-    """A parsed engine spec; calling it starts a new player.
+    """A parsed engine spec (`engines.open_player` starts a player from it).
 
     Attributes:
       protocol: "gtp" (Go) or "uci" (Xiangqi).
@@ -287,15 +287,6 @@ class EngineSpec:
     def plays(self, game: Game) -> bool:
         """Whether this engine's protocol plays `game`."""
         return game.name.startswith("go_") if self.protocol == "gtp" else game.name == "xiangqi"
-
-    def __call__(self) -> HostPlayer:
-        if self.protocol == "gtp":
-            from azjax.protocols.gtp_client import GtpPlayer  # noqa: PLC0415
-
-            return GtpPlayer(self.command, **self.options)
-        from azjax.protocols.uci_client import UciPlayer  # noqa: PLC0415
-
-        return UciPlayer(self.command, **self.options)
 
 
 def _boolean(text: str) -> bool:

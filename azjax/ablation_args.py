@@ -1,0 +1,84 @@
+"""`azjax ablation`'s arguments and variants, apart from the runner (`ablation.py`) so that
+the command line's parser loads no jax."""
+
+import argparse
+
+__all__ = ["ALL_OFF", "VARIANTS", "add_parser"]
+
+# Every technique off: the baseline the single-technique variants start from.
+ALL_OFF = {
+    "search.tree_reuse": "false",
+    "selfplay.full_search_fraction": "1.0",
+    "selfplay.resign": "false",
+    "learner.kl_target": "0.0",
+    "learner.value_target_mix": "0.0",
+}
+# Each technique on its own, and "defaults": the experiment as it is (today's defaults).
+VARIANTS = {
+    "baseline": ALL_OFF,
+    "tree_reuse": {**ALL_OFF, "search.tree_reuse": "true"},
+    "playout_cap": {
+        **ALL_OFF,
+        "selfplay.full_search_fraction": "0.25",
+        "selfplay.cheap_simulations": "8",
+    },
+    "resign": {**ALL_OFF, "selfplay.resign": "true"},
+    "kl_lr": {**ALL_OFF, "learner.kl_target": "0.02"},
+    "value_mix": {**ALL_OFF, "learner.value_target_mix": "0.5"},
+    # The two that helped most on Gomoku, together.
+    "reuse_cap": {
+        **ALL_OFF,
+        "search.tree_reuse": "true",
+        "selfplay.full_search_fraction": "0.25",
+        "selfplay.cheap_simulations": "8",
+    },
+    # Everything that helped on Gomoku 6x6 k4 alone (tree reuse, KL-adaptive LR, value mix).
+    "combined": {
+        **ALL_OFF,
+        "search.tree_reuse": "true",
+        "learner.kl_target": "0.02",
+        "learner.value_target_mix": "0.5",
+    },
+    "defaults": {},
+}
+
+
+def add_parser(commands, count, even_count) -> argparse.ArgumentParser:
+    """Registers `ablation` in the command line's subparsers; `count(low)` and `even_count`
+    type integers."""
+    ablation = commands.add_parser(
+        "ablation",
+        help="train an experiment with each option on or off for one budget; rate each run",
+    )
+    ablation.add_argument(
+        "--config", default=None, help="experiment file or name (default: connect_four)"
+    )
+    ablation.add_argument(
+        "--workdir", required=True, help="ablation directory: a run per variant (resumes)"
+    )
+    ablation.add_argument(
+        "--minutes", type=_positive, default=10.0, help="training budget per run (default 10)"
+    )
+    ablation.add_argument(
+        "--opponent", default="mcts:1000", help="the rating opponent (default mcts:1000)"
+    )
+    ablation.add_argument(
+        "--games", type=even_count, default=200, help="rating games (even; default 200)"
+    )
+    ablation.add_argument("--seed", type=count(0), default=0)
+    ablation.add_argument(
+        "--variants",
+        default=",".join(VARIANTS),
+        help=f"comma-separated, of {', '.join(VARIANTS)} (default: all)",
+    )
+    return ablation
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value

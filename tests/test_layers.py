@@ -1,0 +1,291 @@
+"""The package's layers, read from the source with `ast`: no import cycle, no import from a
+lower layer to a higher one, and no import hidden in a function except of an optional
+dependency (or in an entry point).
+
+The layer order is the block after "The exact order" in docs/architecture.md, written
+there once: one entry a word, lowest first; an entry names a module or a package (`engines`,
+`ratings.anchors`), and a module belongs to the longest entry that is it or holds it. The
+package's `__init__` comes first: Python runs it before any of its modules, and it imports
+them only on first use, by name.
+
+Imports are every `import` and `from ... import` wherever it stands (functions, classes,
+`if` blocks), relative ones resolved, `from PACKAGE import NAME` read as the submodule
+PACKAGE.NAME where there is one; importing a submodule also imports its packages.
+"""
+
+import ast
+import dataclasses
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "azjax"
+DOC = ROOT / "docs" / "architecture.md"
+
+# What a function may import: the optional or slow third-party packages, loaded when a
+# function needs them, and the azjax modules that exist for one of them (the only list).
+OPTIONAL_DEPENDENCIES = (
+    "PIL",  # render.png / gif: Pillow
+    "cairosvg",  # render.png / gif
+    "etils",  # paths: cloud workdirs (gs://)
+    "matplotlib",  # plots, render.tree, sweep reports
+    "optuna",  # sweeps: journal storage, report plots
+    "pandas",  # tables: runs, ratings, tournaments, sweep reports
+    "pgx",  # bench: pgx's environments for comparison
+    "sqlalchemy",  # sweeps: a database storage
+    "tensorboardX",  # metrics: TensorBoard event files
+    "tqdm",  # metrics: the progress bar
+    "uvicorn",  # serve: the web server
+    "h11",  # serve: uvicorn's HTTP protocol (a request head's deadline)
+    "azjax.serve.app",  # serve: the HTTP API, on Starlette (the `serve` extra)
+)
+
+# Entry points whose imports stay inside functions so that they load only what is used:
+# `import azjax` (lazy exports) and the `azjax` command (a command imports what it runs, so
+# `azjax --help` loads no jax), with its argument parser.
+ENTRY_POINTS = ("azjax", "azjax.cli", "azjax.cli_args")
+
+
+@dataclasses.dataclass(frozen=True)
+class Import:
+    source: str  # the importing module
+    target: str  # the imported azjax module, or a third-party top-level name
+    path: Path
+    line: int
+    in_function: bool
+    implied: bool = False  # a package that importing one of its modules runs
+
+    @property
+    def where(self) -> str:
+        path = self.path.relative_to(ROOT) if self.path.is_relative_to(ROOT) else self.path
+        return f"{path}:{self.line}"
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package: dotted name -> file."""
+    modules = {}
+    for path in sorted((ROOT / PACKAGE).rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _imports(module: str, path: Path, modules: dict[str, Path]) -> list[Import]:
+    """The imports of one module: azjax modules (with the packages they open) and
+    third-party top-level names."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+
+    def add(name: str, node: ast.stmt, in_function: bool) -> None:
+        if name.split(".")[0] != PACKAGE:
+            found.append(Import(module, name.split(".")[0], path, node.lineno, in_function))
+            return
+        while name not in modules:  # `from azjax.games import Game`: the package
+            name = name.rpartition(".")[0]
+        found.append(Import(module, name, path, node.lineno, in_function))
+        parent = name.rpartition(".")[0]
+        while parent.startswith(PACKAGE + ".") and not (module + ".").startswith(parent + "."):
+            found.append(Import(module, parent, path, node.lineno, in_function, implied=True))
+            parent = parent.rpartition(".")[0]
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = in_function or isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+            )
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    add(alias.name, child, inner)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    base = ".".join([*base, *([child.module] if child.module else [])])
+                else:
+                    base = child.module
+                for alias in child.names:
+                    full = f"{base}.{alias.name}"
+                    add(full if full in modules else base, child, inner)
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), False)
+    return found
+
+
+def _layer_order() -> list[str]:
+    """The layer entries of docs/architecture.md, lowest first, as dotted module names."""
+    text = DOC.read_text(encoding="utf-8")
+    match = re.search(r"The exact order.*?\n```\n(.*?)\n```", text, re.DOTALL)
+    assert match, f"{DOC.relative_to(ROOT)}: no ``` block after 'The exact order'"
+    return [f"{PACKAGE}.{entry}" for entry in match.group(1).split()]
+
+
+def _layers(modules: dict[str, Path], order: list[str]) -> tuple[dict[str, int], list[str]]:
+    """Each module's layer (the index of its longest entry) and the modules without one."""
+    layer, missing = {}, []
+    for module in modules:
+        holders = [i for i, e in enumerate(order) if module == e or module.startswith(e + ".")]
+        if module == PACKAGE:
+            layer[module] = -1  # runs before any module; imports on first use, by name
+        elif holders:
+            layer[module] = max(holders, key=lambda i: len(order[i]))
+        else:
+            missing.append(module)
+    return layer, missing
+
+
+MODULES = _modules()
+IMPORTS = [found for m, path in MODULES.items() for found in _imports(m, path, MODULES)]
+INTERNAL = [i for i in IMPORTS if i.target in MODULES]
+
+
+def _cycles(imports: list[Import]) -> list[list[Import]]:
+    """One cycle of imports through each strongly connected group of modules (Tarjan)."""
+    edges: dict[str, dict[str, Import]] = {}
+    for found in imports:
+        if found.target != found.source:
+            edges.setdefault(found.source, {}).setdefault(found.target, found)
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges.get(node, {}):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for node in sorted(edges):
+        if node not in index:
+            connect(node)
+    cycles = []
+    for group in groups:
+        start = min(group)
+        paths = {start: []}  # breadth first back to `start` within the group
+        queue = [start]
+        while queue:
+            node = queue.pop(0)
+            for target, found in sorted(edges.get(node, {}).items()):
+                if target == start:
+                    cycles.append([*paths[node], found])
+                    queue = []
+                    break
+                if target in group and target not in paths:
+                    paths[target] = [*paths[node], found]
+                    queue.append(target)
+    return cycles
+
+
+def test_layer_order_holds_every_module():
+    order = _layer_order()
+    assert len(order) == len(set(order)), f"an entry twice in the layer order: {order}"
+    _, missing = _layers(MODULES, order)
+    assert not missing, f"modules missing from the layer order in docs/architecture.md: {missing}"
+    stale = [e for e in order if not any(m == e or m.startswith(e + ".") for m in MODULES)]
+    assert not stale, f"layer order entries that name no module: {stale}"
+
+
+def test_no_import_cycle():
+    cycles = _cycles(INTERNAL)
+    lines = [
+        " -> ".join([cycle[0].source, *(i.target for i in cycle)])
+        + "".join(f"\n    {i.where}: {i.source} imports {i.target}" for i in cycle)
+        for cycle in cycles
+    ]
+    assert not cycles, f"{len(cycles)} import cycles:\n" + "\n".join(lines)
+
+
+def _upward(imports: list[Import], order: list[str], layer: dict[str, int]) -> list[str]:
+    """The imports from a lower layer to a higher one, one line per statement and module."""
+
+    def entry(module: str) -> str:
+        return order[layer[module]] if layer[module] >= 0 else module
+
+    lines = [
+        f"{i.where}: {i.source} ({entry(i.source)}) imports {i.target} ({entry(i.target)}), "
+        "a higher layer"
+        for i in imports
+        if i.source in layer and i.target in layer and layer[i.target] > layer[i.source]
+    ]
+    return list(dict.fromkeys(lines))
+
+
+def _hidden(imports: list[Import]) -> list[str]:
+    """The imports inside functions that neither an optional dependency nor an entry point
+    explains, one line per statement and module."""
+    lines = [
+        f"{i.where}: {i.source} imports {i.target} inside a function"
+        for i in imports
+        if i.in_function
+        and not i.implied
+        and i.source not in ENTRY_POINTS
+        and i.target not in OPTIONAL_DEPENDENCIES
+    ]
+    return list(dict.fromkeys(lines))
+
+
+def test_imports_go_down_the_layers():
+    order = _layer_order()
+    layer, _ = _layers(MODULES, order)
+    upward = _upward(INTERNAL, order, layer)
+    assert not upward, "imports from a lower layer to a higher one:\n" + "\n".join(upward)
+
+
+def test_imports_inside_functions_only_of_optional_dependencies():
+    hidden = _hidden(IMPORTS)
+    assert not hidden, (
+        "imports inside functions (move them to the top of the file, or list an optional "
+        "dependency in tests/test_layers.py):\n" + "\n".join(hidden)
+    )
+    lazy = {i.target for i in IMPORTS if i.in_function and i.source not in ENTRY_POINTS}
+    stale = [name for name in OPTIONAL_DEPENDENCIES if name not in lazy]
+    assert not stale, f"OPTIONAL_DEPENDENCIES that no function imports: {stale}"
+
+
+def test_the_checks_see_a_cycle_an_upward_import_and_a_hidden_one(tmp_path):
+    package = tmp_path / PACKAGE
+    (package / "sub").mkdir(parents=True)
+    files = {
+        "azjax": ("__init__.py", ""),
+        "azjax.a": ("a.py", "from azjax import b\n"),
+        "azjax.b": ("b.py", "def f():\n    from . import a\n    import json\n"),
+        "azjax.sub": ("sub/__init__.py", "from .c import C\n"),
+        "azjax.sub.c": ("sub/c.py", "import azjax.a\nC = 1\n"),
+    }
+    modules = {}
+    for name, (file, text) in files.items():
+        modules[name] = package / file
+        modules[name].write_text(text)
+    imports = [found for m, path in modules.items() for found in _imports(m, path, modules)]
+    internal = [i for i in imports if i.target in modules]
+    assert [(i.source, i.target, i.line, i.in_function) for i in internal] == [
+        ("azjax.a", "azjax.b", 1, False),
+        ("azjax.b", "azjax.a", 2, True),
+        ("azjax.sub", "azjax.sub.c", 1, False),
+        ("azjax.sub.c", "azjax.a", 1, False),
+    ]
+    assert [[i.target for i in cycle] for cycle in _cycles(internal)] == [["azjax.b", "azjax.a"]]
+    order = ["azjax.a", "azjax.sub", "azjax.b"]  # a below b: its import of b goes up
+    layer, missing = _layers(modules, order)
+    assert not missing and layer["azjax.sub.c"] == 1 and layer["azjax"] == -1
+    assert _upward(internal, order, layer) == [
+        f"{package / 'a.py'}:1: azjax.a (azjax.a) imports azjax.b (azjax.b), a higher layer"
+    ]
+    assert _hidden(imports) == [
+        f"{package / 'b.py'}:2: azjax.b imports azjax.a inside a function",
+        f"{package / 'b.py'}:3: azjax.b imports json inside a function",
+    ]
