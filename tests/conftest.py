@@ -9,9 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from azjax.config import base_config
-
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# JAX's persistent compilation cache, shared by the test processes (pytest-xdist's workers
+# and the `azjax` child processes they start, which inherit the environment): many tests
+# compile the same tiny programs, and a program compiled once is read back in milliseconds.
+# Set before jax is imported (it reads these at import); a cache entry is keyed by the
+# program, jax's version and its flags, so a stale entry is never used.
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(REPO, ".pytest_cache", "jax"))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
+
+from azjax.config import base_config  # noqa: E402  (after the cache settings above)
 
 
 def tiny_config(game: str = "tic_tac_toe"):

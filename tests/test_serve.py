@@ -41,6 +41,8 @@ def test_a_game_is_played_through_the_api(served, game):
     client = Client(served(game))
     info = client.ok("GET", "/api/info")
     assert info["game"] == game and info["simulations"] in info["choices"]
+    offered = {"go_9x9": ["komi"], "xiangqi": ["fen", "piece_letters"]}.get(game, [])
+    assert info["options"] == offered and ("komi" in info) == ("komi" in offered)
     start = client.ok("POST", "/api/games", {"side": "first"})
     # Every legal move is clicks on targets the picture has (a pass is a button).
     for move in start["moves"]:

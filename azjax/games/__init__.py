@@ -2,9 +2,18 @@
 
 Game modules are imported when first made, so importing azjax stays fast and a game's
 constant tables are built only when it is used.
+
+The registry is also the one place that finds a game's text, pictures and web board: a
+registered class's module name is its family ("go" for `azjax.games.go`), and the layers
+above keep one module per family under that name (`azjax/notation/go.py`,
+`azjax/render/go.py`, `azjax/serve/boards/go.py`), found by `companion`. Adding a game is
+adding its files and its registry line.
 """
 
+import functools
 import importlib
+import importlib.util
+from types import ModuleType
 
 from azjax.games.base import Game, State
 from azjax.types import UserError
@@ -44,6 +53,28 @@ def game_class(name: str) -> type:
     return getattr(importlib.import_module(module_name), class_name)
 
 
+def family(game_class: type) -> str | None:
+    """The family of a game class: the module name ("go" for `azjax.games.go`) of the
+    nearest class along its MRO that the registry makes (so subclasses share it), or None
+    for a class outside the registry."""
+    registered = {(module, class_name) for module, class_name, _ in _REGISTRY.values()}
+    for cls in game_class.__mro__:
+        if (cls.__module__, cls.__qualname__) in registered:
+            return cls.__module__.rpartition(".")[2]
+    return None
+
+
+@functools.cache
+def companion(game_class: type, package: str) -> ModuleType | None:
+    """The module of `package` named after a game class's family, imported: its text
+    (`companion(Go, "azjax.notation")` is `azjax.notation.go`), its pictures or its web
+    board. None where the class has no family or `package` no module for it."""
+    name = family(game_class)
+    if name is None or importlib.util.find_spec(f"{package}.{name}") is None:
+        return None
+    return importlib.import_module(f"{package}.{name}")
+
+
 def make(name: str, **kwargs) -> Game:
     """Builds the game registered as `name`, with its preset options updated by `kwargs`.
 
@@ -58,4 +89,4 @@ def make(name: str, **kwargs) -> Game:
         raise UserError(f"bad options for game {name!r}: {error}") from None
 
 
-__all__ = ["Game", "State", "game_class", "make", "names"]
+__all__ = ["Game", "State", "companion", "family", "game_class", "make", "names"]

@@ -1,8 +1,9 @@
 """Text for the games: boards drawn as text, action names, moves typed by humans.
 
 `of(game)` returns the `Notation` of a game (`azjax.games.make(...)`); the functions below
-are shortcuts for one call. Notation modules are imported on first use, keyed on the
-game's class, so importing azjax stays fast; games without a module of their own get the
+are shortcuts for one call. A game's notation is the `NOTATION` class of the module named
+after its family (`azjax/notation/go.py` for `azjax.games.go`; `games.companion`), imported
+on first use so importing azjax stays fast; games without a module of their own get the
 default `Notation` (stones from the observation planes, actions named by their ids).
 
     from azjax import games, notation
@@ -16,37 +17,17 @@ Xiangqi positions are read and written as FEN by `azjax.notation.xiangqi.from_fe
 `to_fen`.
 """
 
-import importlib
-
+from azjax import games
 from azjax.games.base import Game, State
 from azjax.notation.base import Notation
 
-# (game module, game class) -> (notation module, notation class)
-_REGISTRY: dict[tuple[str, str], tuple[str, str]] = {
-    ("azjax.games.connect_four", "ConnectFour"): (
-        "azjax.notation.connect_four",
-        "ConnectFourNotation",
-    ),
-    ("azjax.games.go", "Go"): ("azjax.notation.go", "GoNotation"),
-    ("azjax.games.gomoku", "Gomoku"): ("azjax.notation.gomoku", "GomokuNotation"),
-    ("azjax.games.othello", "Othello"): ("azjax.notation.othello", "OthelloNotation"),
-    ("azjax.games.tic_tac_toe", "TicTacToe"): (
-        "azjax.notation.tic_tac_toe",
-        "TicTacToeNotation",
-    ),
-    ("azjax.games.xiangqi", "Xiangqi"): ("azjax.notation.xiangqi", "XiangqiNotation"),
-}
-
 
 def notation_class(game_class: type) -> type[Notation]:
-    """The notation class of a game class: that of the nearest registered class in its
-    MRO (so subclasses of a game share its notation), else `Notation` (imports its module)."""
-    for cls in game_class.__mro__:
-        entry = _REGISTRY.get((cls.__module__, cls.__qualname__))
-        if entry is not None:
-            module_name, class_name = entry
-            return getattr(importlib.import_module(module_name), class_name)
-    return Notation
+    """The notation class of a game class: the `NOTATION` of its family's module
+    (`azjax/notation/<family>.py`, found by `games.companion` along the MRO, so subclasses
+    of a game share its notation), else `Notation`."""
+    module = games.companion(game_class, __name__)
+    return Notation if module is None else module.NOTATION
 
 
 def of(game: Game) -> Notation:

@@ -14,3 +14,6 @@ class ConnectFourNotation(Notation):
     def action_to_string(self, action: int, state=None) -> str:
         """Columns are numbered 1-7 for humans (action id + 1)."""
         return str(int(action) + 1)
+
+
+NOTATION = ConnectFourNotation  # what `azjax.notation.of` finds for this game

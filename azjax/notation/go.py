@@ -67,3 +67,6 @@ class GoNotation(Notation):
         if not keeps_a_liberty:
             return "it is suicide"
         return "it repeats an earlier position (superko)"
+
+
+NOTATION = GoNotation  # what `azjax.notation.of` finds for this game

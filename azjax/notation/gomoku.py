@@ -40,3 +40,6 @@ class GomokuNotation(Notation):
 
     def _why_illegal(self, state, action: int) -> str:
         return "the point is taken"
+
+
+NOTATION = GomokuNotation  # what `azjax.notation.of` finds for this game

@@ -25,3 +25,6 @@ class OthelloNotation(Notation):
     def _size(self) -> int:
         """The board side, read from the observation shape [size, size, 3]."""
         return self.game.observation_shape[0]
+
+
+NOTATION = OthelloNotation  # what `azjax.notation.of` finds for this game

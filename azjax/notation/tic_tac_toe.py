@@ -22,3 +22,6 @@ class TicTacToeNotation(Notation):
     def action_to_string(self, action: int, state=None) -> str:
         """Cells are numbered 1-9 for humans, row-major from the top-left (action id + 1)."""
         return str(int(action) + 1)
+
+
+NOTATION = TicTacToeNotation  # what `azjax.notation.of` finds for this game

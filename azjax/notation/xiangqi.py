@@ -257,3 +257,6 @@ def _check_placement(board: np.ndarray, player: int, fail) -> None:
                 point = _point(row, col)
                 square = square_name(_RANK_FLIP[point] if player else point)
                 fail(f"a {colour} {name} cannot stand on {square}")
+
+
+NOTATION = XiangqiNotation  # what `azjax.notation.of` finds for this game

@@ -8,6 +8,10 @@ render.gif(game, states, actions=actions)                     # shown inline; .s
 open("game.html", "w").write(render.html_game(game, states))
 render.search_tree(output.tree, action_names=notation.of(game).action_to_string)  # matplotlib
 
+Each game is drawn by its own module, `azjax/render/<family>.py` (`render/go.py` for
+`azjax.games.go`; `svg.py` says what it holds), which also names the players
+(`player_names`) and the points a web board's click plays (`clicks`).
+
 PNG and GIF pictures are rasterised with cairosvg, which needs the system's cairo library
 (Debian: apt-get install libcairo2).
 """
@@ -19,7 +23,7 @@ from xml.sax.saxutils import escape
 from azjax import notation
 from azjax.render.animation import Animation, gif, png
 from azjax.render.layout import row_svg
-from azjax.render.svg import player_names, svg
+from azjax.render.svg import clicks, player_names, svg
 from azjax.render.tree import search_tree
 
 
@@ -110,6 +114,7 @@ def html_game(game, states, *, title: str | None = None, actions=None, size: int
 __all__ = [
     "Animation",
     "Picture",
+    "clicks",
     "gif",
     "html_game",
     "picture",

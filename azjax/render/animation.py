@@ -11,10 +11,9 @@ import pathlib
 import jax
 import numpy as np
 
-from azjax.render.svg import svg
+from azjax.render.svg import drawing, svg
 from azjax.types import UserError
 
-_NUMBERED_GAMES = ("Go", "Gomoku")  # the games whose pictures draw move numbers on stones
 _PALETTE_COLOURS = 128  # one palette for every frame (a GIF holds at most 256)
 _EXACT_COLOURS = 32  # of them the most frequent colours, kept exactly
 
@@ -137,7 +136,7 @@ def _frames(game, states, last, policies, values, **style) -> list:
     piece_letters)."""
     from PIL import Image
 
-    numbered = type(game).__name__ in _NUMBERED_GAMES and last[-1] is not None
+    numbered = drawing(game).MOVE_NUMBERS and last[-1] is not None
     images = []
     for i, state in enumerate(states):
         numbers = _move_numbers(state, last[1 : i + 1]) if numbered else None

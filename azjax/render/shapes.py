@@ -62,6 +62,12 @@ def _target(x, y, w, h, point: int) -> str:
     )
 
 
+def _point_clicks(action: int, state) -> list[int]:
+    """The clicks (`data-point`s of targets) of an action of a game played on the points of
+    its board: the point, or none (a button) for an action past the last point (a pass)."""
+    return [] if action >= np.asarray(state.board).size else [action]
+
+
 def _percent(p: float) -> str:
     return f"{round(100 * p)}%"
 

@@ -20,11 +20,15 @@ from azjax.render.shapes import (
     _text,
 )
 
+PLAYERS = ("Red", "Black")  # the first and the second player, as pictures name them
+MOVE_NUMBERS = False  # pieces move: an animation marks the last move only
 
-def _xiangqi(
+
+def svg(
     game, state, *, policy, value, last_action, move_numbers, size, piece_letters, targets
 ) -> str:
-    """Xiangqi as Red sees it: 9 files by 10 ranks, the river, the palaces' diagonals."""
+    """Xiangqi as Red sees it: 9 files by 10 ranks, the river, the palaces' diagonals
+    (`render.svg`'s overlays; the policy as arrows, no move numbers)."""
     del game, move_numbers
     board = np.asarray(state.board)  # Red's view, row 0 = rank 9
     rows, cols, margin = 10, 9, 1.0 * _UNIT
@@ -116,5 +120,12 @@ def _xiangqi(
         for point in range(rows * cols):
             x, y = at(point)
             canvas.add(_target(x - _UNIT / 2, y - _UNIT / 2, _UNIT, _UNIT, point))
-    colours = ("Red", "Black")
-    return canvas.finish(_caption(colours, state, value), size, "#f0d9a0")
+    return canvas.finish(_caption(PLAYERS, state, value), size, "#f0d9a0")
+
+
+def clicks(game, action: int, state) -> list[int]:
+    """The web board's clicks for `action`: the piece's point, then its target's (points as
+    Red sees the board, row 0 = rank 9)."""
+    del game
+    origin, target = _MOVE_POINTS[int(state.current_player), action]
+    return [int(origin), int(target)]

@@ -1,7 +1,8 @@
 """The web board's HTTP API (Starlette): one JSON resource per game, pages from the package.
 
     GET  /                          the page (static/index.html, app.js, style.css)
-    GET  /api/info                  the game, the agents, the simulation choices
+    GET  /api/info                  the game, the agents, the simulation choices, the
+                                    game's options (`Board.info`: komi, fen)
     POST /api/games                 {"side": "first"|"second", "simulations", "komi", "fen"}
     GET  /api/games/ID              the game: picture, legal moves as clicks, history, result
     POST /api/games/ID/move         {"action": A}: the human's move
@@ -42,8 +43,9 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from azjax.serve import boards
 from azjax.serve.limits import REQUEST_TIMEOUT
-from azjax.serve.session import Agents, Board, Session, Sessions
+from azjax.serve.session import Agents, Session, Sessions
 from azjax.types import UserError
 
 STATIC = Path(__file__).parent / "static"
@@ -69,7 +71,7 @@ class Server:
 
     def __init__(self, agents: dict, *, simulations: int, choices=(), max_games=64, ttl=3600.0):
         first = next(iter(agents.values()))
-        self.board = Board(first.game, name=first.config.game)
+        self.board = boards.of(first.game, name=first.config.game)
         self.agents = Agents(agents, simulations=simulations, choices=choices)
         self.names = list(agents)
         self.watch = len(agents) == 2
@@ -80,8 +82,7 @@ class Server:
     # -- requests, each run in a worker thread (searches are slow) --
 
     def info(self) -> dict:
-        game = self.board.game
-        info = {
+        return {
             "game": self.board.name,
             "kind": self.board.kind,
             "names": self.board.names,
@@ -89,12 +90,8 @@ class Server:
             "watch": self.watch,
             "simulations": self.agents.default,
             "choices": self.agents.choices,
+            **self.board.info(),
         }
-        if self.board.kind == "Go":
-            info["komi"] = game.komi
-        if self.board.kind == "Xiangqi":
-            info["fen"] = self.board.notation.to_fen(game.init(jax.random.PRNGKey(0)))
-        return info
 
     def new_game(self, body: dict) -> dict:
         side = _field(body, "side", str, "first")

@@ -6,7 +6,6 @@ agents' search (batch 1, compiled once per simulation count) and the game's jitt
 """
 
 import dataclasses
-import math
 import secrets
 import threading
 import time
@@ -18,8 +17,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax import notation, render
-from azjax.games.xiangqi_tables import _MOVE_POINTS
-from azjax.protocols import sgf
 from azjax.types import UserError
 
 
@@ -110,34 +107,43 @@ class Board:
     """What the web board needs of one game: legal moves as clicks, pictures, records.
 
     A move's `clicks` are the board points (the `data-point` of the picture's targets) the
-    human clicks in order: one point in Go, Gomoku, Othello and Tic-tac-toe, a column in
-    Connect Four, origin then target in Xiangqi; moves with no click (Go's and Othello's
-    pass) are buttons.
+    human clicks in order (`render.clicks`); moves with no click (Go's and Othello's pass)
+    are buttons. This is every game's board; a game with options of its own (Go's komi,
+    Xiangqi's start FEN) subclasses it in `azjax/serve/boards/<family>.py` (`boards.of`).
+
+    Attributes:
+      game: the game.
+      name: the registry's name of the game ("gomoku_6x6_k4").
+      notation: the game's `Notation`.
+      kind: the game's class name, for the page to show (never compared).
+      names: the names of the first and the second player ("Black", "White").
     """
 
     def __init__(self, game, *, name: str | None = None):
         self.game = game
-        self.name = name or game.name  # the registry's name ("gomoku_6x6_k4")
+        self.name = name or game.name
         self.notation = notation.of(game)
         self.kind = type(game).__name__
         self.names = render.player_names(game)
         self._step = jax.jit(game.step)
 
+    def info(self) -> dict:
+        """What `/api/info` adds for this game: its options, as the page first shows them
+        ({"komi": 7.5}, {"fen": start FEN}), and "options", the names of the options that
+        it offers (a new game's "komi" and "fen", a view's "piece_letters")."""
+        return {"options": []}
+
     def start(self, key, *, komi: float | None = None, fen: str | None = None):
-        """The start position: the game's, with Go's `komi` or Xiangqi's start `fen`."""
+        """The start position: the game's; games with a komi or a start FEN override it.
+
+        Raises:
+          UserError: a `komi` or a `fen` for a game that takes none.
+        """
         if fen is not None:
-            if self.kind != "Xiangqi":
-                raise UserError("a start FEN can be given for xiangqi only")
-            return self.notation.from_fen(fen)
-        state = self.game.init(key)
+            raise UserError(f"a start FEN cannot be given for {self.name}")
         if komi is not None:
-            if self.kind != "Go":
-                raise UserError("komi can be given for go only")
-            limit = self.game.size * self.game.size
-            if not (isinstance(komi, int | float) and math.isfinite(komi) and abs(komi) <= limit):
-                raise UserError(f"komi must be a number from -{limit} to {limit}")
-            state = state.replace(komi=jnp.float32(komi))
-        return state
+            raise UserError(f"komi cannot be given for {self.name}")
+        return self.game.init(key)
 
     def is_legal(self, state, action: int) -> bool:
         mask = np.asarray(state.legal_action_mask)
@@ -158,19 +164,10 @@ class Board:
             {
                 "action": int(a),
                 "name": self.notation.action_to_string(int(a), state),
-                "clicks": self.clicks(int(a), state),
+                "clicks": render.clicks(self.game, int(a), state),
             }
             for a in legal
         ]
-
-    def clicks(self, action: int, state) -> list[int]:
-        if self.kind == "Xiangqi":
-            origin, target = _MOVE_POINTS[int(state.current_player), action]
-            return [int(origin), int(target)]
-        board_points = np.asarray(state.board).size
-        if self.kind in ("Go", "Othello") and action >= board_points:
-            return []  # pass
-        return [action]
 
     def svg(self, session: Session, *, policy=None, value=None) -> str:
         last = session.actions[-1] if session.actions else None
@@ -185,49 +182,42 @@ class Board:
         )
 
     def result(self, session: Session) -> str | None:
-        """ "Red wins", "draw", "White wins by resignation", with Go's score; None if not over."""
+        """ "Red wins", "draw", "White wins by resignation" (`score` adds to a result on the
+        board); None if not over."""
         if not session.over:
             return None
         if session.resigned is not None:
             return f"{self.names[1 - session.resigned]} wins by resignation"
         rewards = np.asarray(session.state.rewards)
         line = f"{self.names[int(np.argmax(rewards))]} wins" if rewards.any() else "draw"
-        if self.kind == "Go":
-            line += f" ({sgf.result_string(float(self.game.score(session.state)))})"
-        return line
+        return line + self.score(session)
+
+    def score(self, session: Session) -> str:
+        """What a result on the board adds (Go: " (B+3.5)"); "" by default."""
+        del session
+        return ""
 
     def record(self, session: Session, player_names: tuple[str, str]) -> tuple[str, str]:
-        """The game's record as (file name, text): SGF for Go, the start FEN and the ICCS
-        moves for Xiangqi, a numbered move list for the others."""
+        """The game's record as (file name, text): the game, the players, the moves in the
+        game's notation, one numbered per line, and the result (Go: SGF instead)."""
         result = self.result(session) or "unfinished"
-        if self.kind == "Go":
-            if session.resigned is not None:
-                re = f"{'WB'[session.resigned]}+R"
-            elif session.over:
-                re = sgf.result_string(float(self.game.score(session.state)))
-            else:
-                re = None
-            text = sgf.game_record(
-                self.game,
-                session.actions,
-                result=re,
-                black=player_names[0],
-                white=player_names[1],
-                komi=float(session.states[0].komi),
-            )
-            return f"{session.id}.sgf", text
         lines = [
             f"game: {self.name}",
             f"{self.names[0]}: {player_names[0]}",
             f"{self.names[1]}: {player_names[1]}",
+            *self.record_header(session),
         ]
-        if self.kind == "Xiangqi":
-            lines.append(f"fen: {self.notation.to_fen(session.states[0])}")
         names = [ply.name for ply in session.plies]
         lines.append("moves: " + " ".join(names))
         lines += [f"{i + 1}. {name}" for i, name in enumerate(names)]
         lines.append(f"result: {result}")
         return f"{session.id}.txt", "\n".join(lines) + "\n"
+
+    def record_header(self, session: Session) -> list[str]:
+        """The lines a record has between its players and its moves (Xiangqi: the start
+        FEN); none by default."""
+        del session
+        return []
 
 
 class Agents:

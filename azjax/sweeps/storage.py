@@ -57,14 +57,23 @@ def open_storage(workdir: Path, url: str | None) -> optuna.storages.BaseStorage:
         except Exception as error:  # OperationalError, ArgumentError, a missing driver, ...
             # Workers starting together on a new database race to create Optuna's tables;
             # the losers' CREATE fails on a duplicate, and the tables exist when they retry.
-            racing = type(error).__name__ in ("IntegrityError", "ProgrammingError")
-            if racing and attempt + 1 < _CREATE_ATTEMPTS:
+            if _lost_create_race(error) and attempt + 1 < _CREATE_ATTEMPTS:
                 time.sleep(1.0 + random.random())
                 continue
             message = " ".join(str(error).split("\n")[0].split())[:200]
             raise UserError(
                 f"cannot open the study storage {hide_password(url)}: {message}"
             ) from None
+
+
+def _lost_create_race(error: Exception) -> bool:
+    """Whether `error` is SQLAlchemy's IntegrityError or ProgrammingError: a CREATE of a
+    table that another worker made first."""
+    try:
+        from sqlalchemy import exc  # noqa: PLC0415
+    except ImportError:  # no database storage without SQLAlchemy
+        return False
+    return isinstance(error, exc.IntegrityError | exc.ProgrammingError)
 
 
 def _with_driver(url: str) -> str:

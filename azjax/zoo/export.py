@@ -11,6 +11,7 @@ import jax
 from azjax import arena, zoo
 from azjax.agent import load_agent, make_opponent
 from azjax.metrics import read_metrics
+from azjax.paths import workdir_path
 from azjax.types import UserError
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,47}")
@@ -33,7 +34,7 @@ def _finite(elo: float) -> float | None:
 
 
 def _elo(value: float | None, sign: int) -> str:
-    return f"{value:+.0f}" if value is not None else ("+inf" if sign > 0 else "-inf")
+    return f"{value + 0.0:+.0f}" if value is not None else ("+inf" if sign > 0 else "-inf")
 
 
 def rate(agent, opponents: list[str], games: int, seed: int) -> list[dict]:
@@ -82,7 +83,10 @@ def export(
     if not _NAME.fullmatch(name):
         raise UserError(f"a zoo name is lower-case letters, digits and _, got {name!r}")
     agent = load_agent(workdir)
-    records = [r for r in read_metrics(workdir) if r.get("iteration", 0) <= agent.iteration]
+    logged = (workdir_path(workdir) / "metrics.jsonl").exists()
+    records = (
+        [r for r in read_metrics(workdir) if r["iteration"] <= agent.iteration] if logged else []
+    )
     minutes = records[-1]["wall_time"] / 60 if records else 0.0
     card = zoo.Card(
         name=name,

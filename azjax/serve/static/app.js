@@ -15,6 +15,9 @@ function setBusy(busy) {
 
 function say(text) { $('message').textContent = text || ''; }
 
+// Whether the game offers an option (GET /api/info's "options": komi, fen, piece_letters).
+function offers(option) { return info.options.includes(option); }
+
 async function api(method, path, body) {
   const options = { method, headers: {} };
   if (body !== undefined) {
@@ -144,8 +147,8 @@ async function newGame(event) {
   say('');
   autoPlay = false;
   const body = { side: $('side').value, simulations: Number($('simulations').value) };
-  if (info.kind === 'Go' && $('komi').value !== '') body.komi = Number($('komi').value);
-  if (info.kind === 'Xiangqi' && $('fen').value.trim() !== '') body.fen = $('fen').value.trim();
+  if (offers('komi') && $('komi').value !== '') body.komi = Number($('komi').value);
+  if (offers('fen') && $('fen').value.trim() !== '') body.fen = $('fen').value.trim();
   if (await request('POST', '/api/games', body)) await replies();
 }
 
@@ -161,12 +164,9 @@ async function start() {
     option.selected = n === info.simulations;
     $('simulations').appendChild(option);
   }
-  if (info.kind === 'Go') { $('komi-row').hidden = false; $('komi').value = info.komi; }
-  if (info.kind === 'Xiangqi') {
-    $('fen-row').hidden = false;
-    $('fen').placeholder = info.fen;
-    $('letters-row').hidden = false;
-  }
+  if (offers('komi')) { $('komi-row').hidden = false; $('komi').value = info.komi; }
+  if (offers('fen')) { $('fen-row').hidden = false; $('fen').placeholder = info.fen; }
+  if (offers('piece_letters')) $('letters-row').hidden = false;
   if (info.watch) $('side-label').textContent = `${info.agents[0]} plays`;
   $('new-game').addEventListener('submit', newGame);
   $('pass').addEventListener('click', () => {
