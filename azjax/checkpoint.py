@@ -108,10 +108,14 @@ def _is_missing_path(error: BaseException) -> bool:
     return False
 
 
-_MISSING_WORDS = ("No such file or directory", "NOT_FOUND", "does not exist")
-# An empty file that `Checkpointer` keeps in a local `checkpoints` folder: gone, the folder
-# was deleted (or emptied by a deletion that could not remove it while orbax wrote into it).
-_MARKER = ".azjax-folder"
+# What a save that lost its files says: a deletion that races orbax's writers may leave the
+# folder itself (it could not remove it while they wrote into it) but not their files.
+_MISSING_WORDS = (
+    "No such file or directory",
+    "NOT_FOUND",
+    "does not exist",
+    "No ArrayMetadata found",
+)
 
 
 class _OrbaxLogFilter(logging.Filter):
@@ -194,42 +198,29 @@ class Checkpointer:
         except OSError as error:
             raise UserError(f"cannot use {self.directory}: {error.strerror or error}") from None
         self._folder: int | None = None  # a descriptor of the local `checkpoints` folder
-        self._marked = False  # this process keeps `_MARKER` in it
         self._watch_folder()
 
     def _watch_folder(self) -> None:
         """Keeps the local `checkpoints` folder open, so that `_folder_gone` knows it even
-        where the folder was made again (by orbax's writers, under the same inode number),
-        and leaves a marker file in it, so that it knows a deletion that emptied the folder
-        but could not remove it (orbax wrote into it meanwhile)."""
+        where the folder was made again (by orbax's writers, under the same inode number)."""
         self._unwatch_folder()
         if is_local(self.directory):
             try:
                 self._folder = os.open(self.directory, os.O_RDONLY)
             except OSError:  # no such folder yet, or a system that cannot open folders
                 self._folder = None
-            if self._folder is not None and distributed.is_primary():
-                try:
-                    (self.directory / _MARKER).touch()
-                    self._marked = True
-                except OSError:
-                    pass
 
     def _unwatch_folder(self) -> None:
-        self._marked = False
         if self._folder is not None:
             os.close(self._folder)
             self._folder = None
 
     def _folder_gone(self) -> bool:
-        """Whether the local `checkpoints` folder was deleted (or emptied) since it was made
-        (cloud storage has prefixes, not folders: there a failed save says so,
-        `_is_missing_path`)."""
+        """Whether the local `checkpoints` folder was deleted since it was made (cloud storage
+        has prefixes, not folders: there a failed save says so, `_is_missing_path`)."""
         if not is_local(self.directory):
             return False
         if not self.directory.is_dir():
-            return True
-        if self._marked and not (self.directory / _MARKER).exists():
             return True
         try:  # a deleted folder has no links left, whatever was made in its place
             return self._folder is not None and os.fstat(self._folder).st_nlink == 0

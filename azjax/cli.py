@@ -287,6 +287,7 @@ def _tournament(args) -> int:
         seed=args.seed,
         timeout=args.timeout,
         anchor=args.anchor,
+        stop_on_signal=True,
     )
     print(tournament.format_table(tournament.load_ratings(args.dir)))
     print(f"wrote {args.dir}/ratings.csv and {args.dir}/ratings.png")
@@ -372,10 +373,12 @@ def main(argv: list[str] | None = None) -> int:
     from azjax import interrupt  # noqa: PLC0415  (standard library only: before jax loads)
 
     argv = sys.argv[1:] if argv is None else argv
-    # `train` and `sweep` defer Ctrl-C and SIGTERM from the start, imports included, to the
-    # loop's checks.
+    # `train`, `sweep` and `tournament` defer Ctrl-C and SIGTERM from the start, imports
+    # included, to the loop's checks.
     deferred = (
-        interrupt.deferred() if argv[:1] in (["train"], ["sweep"]) else contextlib.nullcontext()
+        interrupt.deferred()
+        if argv[:1] in (["train"], ["sweep"], ["tournament"])
+        else contextlib.nullcontext()
     )
     try:
         with deferred:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jax
 
-from azjax import arena, games, zoo
+from azjax import arena, games, interrupt, zoo
 from azjax.games import Game
 from azjax.plots import plot_ratings
 from azjax.ratings import Ratings, fit
@@ -133,6 +133,7 @@ def run(
     timeout: float = 60.0,
     anchor: str = "random",
     quiet: bool = False,
+    stop_on_signal: bool = False,
 ) -> Ratings:
     """Plays what the schedule still needs and rates every game in the log.
 
@@ -151,10 +152,21 @@ def run(
       timeout: seconds an outside engine may take for one answer.
       anchor: the player rated 0.
       quiet: print nothing (by default a line per pairing played, and engine failures).
+      stop_on_signal: Ctrl-C and SIGTERM stop the tournament after the batch of games in
+        play, logged (`azjax tournament`: a signal never lands inside jax's code), raising
+        KeyboardInterrupt; otherwise the caller's handlers apply.
 
     Returns:
       The ratings of all players in the log (also written to ratings.csv and ratings.png).
     """
+    if stop_on_signal:
+        with interrupt.deferred():
+            return run(
+                directory, specs, game=game, game_kwargs=game_kwargs, schedule=schedule,
+                focus=focus, games_per_pair=games_per_pair, batch_size=batch_size,
+                simulations=simulations, opening_plies=opening_plies, seed=seed,
+                timeout=timeout, anchor=anchor, quiet=quiet,
+            )  # fmt: skip
     out = None if quiet else sys.stderr
     directory = Path(directory)
     if games_per_pair < 1:
@@ -196,6 +208,8 @@ def run(
                     records = matches.play(a, b, num_games=count, opening_plies=opening, key=key)
                 game_log.append(records)
                 new += len(records)
+                if stop_on_signal and interrupt.requested():
+                    raise KeyboardInterrupt
             if out and new:
                 _report(game_log, a_name, b_name, out)
     finally:
