@@ -15,6 +15,7 @@ import pytest
 from conftest import REPO
 
 import azjax
+from azjax import zoo
 
 # A tiny run of the packaged tic_tac_toe experiment (tests/conftest.py's tiny_config).
 TINY = {
@@ -75,6 +76,8 @@ def test_the_wheel_installed_outside_the_repository_runs_every_command(tmp_path)
         "azjax/spaces/tic_tac_toe.py",
         "azjax/py.typed",
         "azjax/serve/static/index.html",
+        "azjax/zoo/agents/tic_tac_toe/params.npz",
+        "azjax/zoo/agents/tic_tac_toe/card.json",
         f"{dist_info}/licenses/LICENSE",
     ):
         assert name in names, name
@@ -101,6 +104,10 @@ def test_the_wheel_installed_outside_the_repository_runs_every_command(tmp_path)
     assert version.stdout == f"azjax {azjax.__version__}\n"
     space = "from azjax import sweeps; print(sweeps.load_space('tic_tac_toe').sampler)"
     assert run([python, "-c", space], cwd=elsewhere, env=env).stdout == "random\n"
+    # The zoo's agents ship in the wheel and play from there.
+    assert run([command, "zoo", "--names"], cwd=elsewhere, env=env).stdout.split() == zoo.names()
+    played = [command, "evaluate", "--agent", "tic_tac_toe", "--opponent", "random", "--games", "2"]
+    assert "zoo:tic_tac_toe (iteration" in run(played, cwd=elsewhere, env=env).stdout
 
     overrides = [f"--config.{key}={value}" for key, value in TINY.items()]
     trained = run(
