@@ -29,8 +29,6 @@ and the JSON items and directory moves from process 0).
 """
 
 import dataclasses
-import errno
-import logging
 import os
 import shutil
 import sys
@@ -44,6 +42,7 @@ import orbax.checkpoint as ocp
 from orbax.checkpoint import checkpoint_managers
 
 from azjax import distributed
+from azjax.faults import first_line, is_disk_full, is_missing_path, silence_orbax
 from azjax.paths import is_local, workdir_path
 from azjax.types import RunError, UserError
 
@@ -84,78 +83,6 @@ def _abstract(tree: Any) -> Any:
     return jax.tree.map(ocp.utils.to_shape_dtype_struct, tree)
 
 
-def is_disk_full(error: BaseException) -> bool:
-    """Whether an exception (or one it wraps) says the disk or quota is full."""
-    while error is not None:
-        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
-            return True
-        text = str(error)
-        if "No space left on device" in text or "RESOURCE_EXHAUSTED" in text:
-            return True
-        error = error.__cause__ or error.__context__
-    return False
-
-
-def _is_missing_path(error: BaseException) -> bool:
-    """Whether an exception (or one it wraps) says that a file or folder it used is gone."""
-    while error is not None:
-        if isinstance(error, FileNotFoundError):
-            return True
-        text = str(error)
-        if any(words in text for words in _MISSING_WORDS):
-            return True
-        error = error.__cause__ or error.__context__
-    return False
-
-
-# What a save that lost its files says: a deletion that races orbax's writers may leave the
-# folder itself (it could not remove it while they wrote into it) but not their files.
-_MISSING_WORDS = (
-    "No such file or directory",
-    "NOT_FOUND",
-    "does not exist",
-    "No ArrayMetadata found",
-)
-
-
-class _OrbaxLogFilter(logging.Filter):
-    """Drops the records orbax logs through absl: its background threads log each failure
-    with a traceback (hundreds of lines for one full disk) that the waiting call raises
-    anyway, where `Checkpointer` turns it into one line or lets it show as a bug."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "orbax" not in Path(record.pathname).parts
-
-
-def _quiet_unraisable(previous):
-    """An unraisablehook that drops RuntimeError("Event loop is closed"): tensorstore
-    finishing the reads of a restore orbax gave up on (a damaged checkpoint) after orbax
-    closed their event loop. Everything else goes to `previous`."""
-
-    def hook(unraisable) -> None:
-        value = unraisable.exc_value
-        if isinstance(value, RuntimeError) and str(value) == "Event loop is closed":
-            return
-        previous(unraisable)
-
-    hook.azjax_quiet = True
-    return hook
-
-
-def _silence_orbax() -> None:
-    """Installs `_OrbaxLogFilter` and `_quiet_unraisable` once per process."""
-    absl_logger = logging.getLogger("absl")
-    if not any(isinstance(f, _OrbaxLogFilter) for f in absl_logger.filters):
-        absl_logger.addFilter(_OrbaxLogFilter())
-    if not getattr(sys.unraisablehook, "azjax_quiet", False):
-        sys.unraisablehook = _quiet_unraisable(sys.unraisablehook)
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return (text.splitlines()[0] if text else type(error).__name__)[:200]
-
-
 def _remove(path) -> None:
     if is_local(path):
         shutil.rmtree(path, ignore_errors=True)
@@ -192,7 +119,7 @@ class Checkpointer:
         self._pending: int | None = None  # the step being written in the background
         self._lost = 0  # saves lost in a row to a vanished folder
         self._settings = (max_to_keep, save_interval_steps, asynchronous)
-        _silence_orbax()
+        silence_orbax()
         try:
             self._manager = self._make_manager()
         except OSError as error:
@@ -348,7 +275,7 @@ class Checkpointer:
             ) from None
         # Gone, or partly gone: a deletion racing orbax's writers may leave the folder itself
         # (its files removed under the save in flight, which then fails on a missing path).
-        vanished = self._folder_gone() or _is_missing_path(error)
+        vanished = self._folder_gone() or is_missing_path(error)
         if not vanished:
             raise error
         self._pending = None
@@ -430,7 +357,7 @@ class Checkpointer:
         try:
             restored = self._manager.restore(step, args=ocp.args.Composite(**items))
         except Exception as error:  # orbax and tensorstore raise many types for damaged files
-            raise DamagedCheckpoint(step, _first_line(error)) from None
+            raise DamagedCheckpoint(step, first_line(error)) from None
         history = restored.get("history") if "history" in items else None
         return Restored(
             step=step,
@@ -448,21 +375,21 @@ class Checkpointer:
         try:
             return self._manager.restore(step, args=args)["config"]
         except Exception as error:
-            raise DamagedCheckpoint(step, f"unreadable config: {_first_line(error)}") from None
+            raise DamagedCheckpoint(step, f"unreadable config: {first_line(error)}") from None
 
     def _check_shapes(self, step: int, item: str, like: Any) -> None:
         """Raises UserError when the saved arrays of `item` differ in shape from `like`."""
         try:
             metadata = self._manager.item_metadata(step)[item]
         except Exception as error:
-            raise DamagedCheckpoint(step, f"unreadable metadata: {_first_line(error)}") from None
+            raise DamagedCheckpoint(step, f"unreadable metadata: {first_line(error)}") from None
         if metadata is None:
             raise DamagedCheckpoint(step, f"no {item} item")
         try:
             saved = jax.tree.leaves(metadata.tree if hasattr(metadata, "tree") else metadata)
             expected = jax.tree.leaves(like)
         except Exception as error:
-            raise DamagedCheckpoint(step, f"unreadable {item}: {_first_line(error)}") from None
+            raise DamagedCheckpoint(step, f"unreadable {item}: {first_line(error)}") from None
         # Compared as multisets: orbax may store a NamedTuple's fields in another order.
         saved_shapes = sorted(tuple(getattr(leaf, "shape", ()) or ()) for leaf in saved)
         expected_shapes = sorted(tuple(np.shape(leaf)) for leaf in expected)

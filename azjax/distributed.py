@@ -31,6 +31,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 
 from azjax import config as config_lib
+from azjax.faults import first_line
 from azjax.types import UserError
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -60,11 +61,6 @@ def _within(timeout_s: float, function: Callable[[], Any], late: str) -> Any:
     if "error" in outcome:
         raise outcome["error"]
     return outcome.get("value")
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return (text.splitlines()[0] if text else type(error).__name__)[:200]
 
 
 def _check_coordinator(coordinator: str) -> None:
@@ -160,7 +156,7 @@ def initialize(
     except JoinError:
         raise
     except (ValueError, RuntimeError, TypeError) as error:
-        text = _first_line(error)
+        text = first_line(error)
         if "before any JAX computations" in text or "must be called before" in text:
             raise UserError(
                 "azjax.distributed.initialize must be called before any JAX computation"

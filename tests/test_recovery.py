@@ -510,7 +510,7 @@ def test_orbax_log_records_and_closed_event_loops_are_silenced(tmp_path, caplog)
     import logging  # noqa: PLC0415
     import types  # noqa: PLC0415
 
-    from azjax import checkpoint  # noqa: PLC0415
+    from azjax import faults  # noqa: PLC0415
 
     _tiny_checkpointer(tmp_path).close()  # installs the filter
     absl = logging.getLogger("absl")
@@ -523,7 +523,7 @@ def test_orbax_log_records_and_closed_event_loops_are_silenced(tmp_path, caplog)
         )
     assert "not from orbax: shown" in caplog.text and "hidden" not in caplog.text
     seen = []
-    hook = checkpoint._quiet_unraisable(seen.append)
+    hook = faults.quiet_unraisable(seen.append)
     for error in (RuntimeError("Event loop is closed"), RuntimeError("other"), ValueError("x")):
         hook(types.SimpleNamespace(exc_type=type(error), exc_value=error))
     assert [str(u.exc_value) for u in seen] == ["other", "x"]

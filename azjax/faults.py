@@ -1,0 +1,83 @@
+"""Library failures read and quieted: what an exception chain says (a full disk, a file that
+is gone), its first line for a one-line error, and orbax's log records and stray
+event-loop tracebacks kept off the terminal (every failure they report still reaches the
+caller as an exception). Standard library only."""
+
+import errno
+import logging
+import sys
+from pathlib import Path
+
+__all__ = ["first_line", "is_disk_full", "is_missing_path", "quiet_unraisable", "silence_orbax"]
+
+# What a save that lost its files says: a deletion that races orbax's writers may leave the
+# folder itself (it could not remove it while they wrote into it) but not their files.
+_MISSING_WORDS = (
+    "No such file or directory",
+    "NOT_FOUND",
+    "does not exist",
+    "No ArrayMetadata found",
+)
+_FULL_WORDS = ("No space left on device", "RESOURCE_EXHAUSTED")
+
+
+def _chain_says(error: BaseException | None, test, words: tuple[str, ...]) -> bool:
+    """Whether `error` or one it wraps passes `test` or names one of `words`."""
+    while error is not None:
+        if test(error) or any(word in str(error) for word in words):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether an exception (or one it wraps) says the disk or quota is full."""
+    return _chain_says(
+        error,
+        lambda e: isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT),
+        _FULL_WORDS,
+    )
+
+
+def is_missing_path(error: BaseException) -> bool:
+    """Whether an exception (or one it wraps) says that a file or folder it used is gone."""
+    return _chain_says(error, lambda e: isinstance(e, FileNotFoundError), _MISSING_WORDS)
+
+
+def first_line(error: BaseException) -> str:
+    """The error's first line (its type's name when it has no text), at most 200 chars."""
+    text = str(error).strip()
+    return (text.splitlines()[0] if text else type(error).__name__)[:200]
+
+
+class _OrbaxLogFilter(logging.Filter):
+    """Drops the records orbax logs through absl: its background threads log each failure
+    with a traceback (hundreds of lines for one full disk) that the waiting call raises
+    anyway, where `Checkpointer` turns it into one line or lets it show as a bug."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "orbax" not in Path(record.pathname).parts
+
+
+def quiet_unraisable(previous):
+    """An unraisablehook that drops RuntimeError("Event loop is closed"): tensorstore
+    finishing the reads of a restore orbax gave up on (a damaged checkpoint) after orbax
+    closed their event loop. Everything else goes to `previous`."""
+
+    def hook(unraisable) -> None:
+        value = unraisable.exc_value
+        if isinstance(value, RuntimeError) and str(value) == "Event loop is closed":
+            return
+        previous(unraisable)
+
+    hook.azjax_quiet = True
+    return hook
+
+
+def silence_orbax() -> None:
+    """Installs the orbax log filter and `quiet_unraisable` once per process."""
+    absl_logger = logging.getLogger("absl")
+    if not any(isinstance(f, _OrbaxLogFilter) for f in absl_logger.filters):
+        absl_logger.addFilter(_OrbaxLogFilter())
+    if not getattr(sys.unraisablehook, "azjax_quiet", False):
+        sys.unraisablehook = quiet_unraisable(sys.unraisablehook)
