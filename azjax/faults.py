@@ -17,6 +17,8 @@ _MISSING_WORDS = (
     "NOT_FOUND",
     "does not exist",
     "No ArrayMetadata found",
+    # orbax's check after the write (ocdbt_utils): the files it wrote are no longer listed.
+    "params are missing",
 )
 _FULL_WORDS = ("No space left on device", "RESOURCE_EXHAUSTED")
 

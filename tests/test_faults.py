@@ -1,0 +1,37 @@
+"""How library failures are read: every message orbax or tensorstore raises when a checkpoint's
+files vanish under a save counts as a lost path (the save is repeated), a full disk as a full
+disk, and nothing else as either (a bug shows as itself)."""
+
+import errno
+
+import pytest
+
+from azjax import faults
+
+# Messages seen when `checkpoints/` was deleted under a save in flight (the last is the check
+# orbax makes after the write, ocdbt_utils: the files it wrote are no longer listed).
+LOST = [
+    FileNotFoundError(errno.ENOENT, "No such file or directory", "/run/checkpoints/2"),
+    ValueError("NOT_FOUND: Error opening file"),
+    ValueError("Checkpoint path /run/checkpoints/2 does not exist."),
+    ValueError("No ArrayMetadata found for process_index=0"),
+    ValueError("Save failed: 1/1 params are missing .zarray in checkpoint:\niteration."),
+    ValueError("Save failed: 2/3 params are missing in checkpoint:\na \nb."),
+]
+
+
+@pytest.mark.parametrize("error", LOST, ids=lambda e: str(e)[:30])
+def test_a_lost_file_is_read_as_missing_also_when_wrapped(error):
+    wrapper = RuntimeError("background save failed")
+    wrapper.__cause__ = error
+    assert faults.is_missing_path(error) and faults.is_missing_path(wrapper)
+    assert not faults.is_disk_full(wrapper)
+
+
+def test_a_full_disk_and_a_bug_are_told_apart():
+    full = OSError(errno.ENOSPC, "No space left on device")
+    assert faults.is_disk_full(full) and not faults.is_missing_path(full)
+    bug = ValueError("Save failed: shapes do not match")
+    assert not faults.is_missing_path(bug) and not faults.is_disk_full(bug)
+    assert faults.first_line(ValueError("one\ntwo")) == "one"
+    assert faults.first_line(KeyError()) == "KeyError"
