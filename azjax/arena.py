@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from azjax import games
 from azjax.engines import RESIGN, EngineError, HostPlayer
 from azjax.games import Game, State
 from azjax.games.base import random_legal_action
@@ -347,7 +348,7 @@ def _opening_mask(game: Game, state: State):
     passing too, scored on a board of one or two random stones (Tromp-Taylor: a lone
     stone owns the whole board), before the other player has moved at all."""
     mask = state.legal_action_mask
-    if game.name.startswith("go_"):
+    if games.family_of(game) == "go":
         pass_action = game.num_actions - 1
         others = jnp.any(mask[:pass_action])
         mask = mask.at[pass_action].set(mask[pass_action] & ~others)

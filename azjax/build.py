@@ -67,12 +67,15 @@ def make_searcher(
     *,
     explore: bool,
     num_simulations: int | None = None,
+    return_tree: bool = False,
 ) -> Searcher:
     """The network-guided search of `config.search`.
 
     Args:
       explore: with root noise (self-play) or without (evaluation, play).
       num_simulations: simulations per move (default: `config.search.num_simulations`).
+      return_tree: return the search tree too (GTP analysis); such a search starts from an
+        empty tree at every call (no tree reuse).
     """
     return make_search(
         game,
@@ -81,8 +84,11 @@ def make_searcher(
         algorithm=config.search.algorithm,
         max_num_considered_actions=config.search.max_num_considered_actions,
         params=make_search_params(config, explore=explore),
+        return_tree=return_tree,
         # Gumbel's sequential halving starts from an empty root: it ignores tree reuse.
-        tree_reuse=bool(config.search.tree_reuse) and config.search.algorithm == "puct",
+        tree_reuse=(
+            bool(config.search.tree_reuse) and config.search.algorithm == "puct" and not return_tree
+        ),
     )
 
 
@@ -92,15 +98,17 @@ def make_agent_searcher(
     network: Network,
     *,
     num_simulations: int | None = None,
+    return_tree: bool = False,
 ) -> Searcher:
     """The search an agent plays with (no noise), at `num_simulations` or the run's
-    `eval.num_simulations`."""
+    `eval.num_simulations` (`return_tree`: as in `make_searcher`)."""
     return make_searcher(
         config,
         game,
         network,
         explore=False,
         num_simulations=num_simulations or config.eval.num_simulations,
+        return_tree=return_tree,
     )
 
 

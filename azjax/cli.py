@@ -27,6 +27,7 @@ import json
 import sys
 
 from azjax.cli_args import parser, resolve_agent, split_overrides
+from azjax.extras import missing_extra
 
 
 def _train(args, overrides) -> int:
@@ -432,6 +433,12 @@ def _main(argv: list[str]) -> int:
     except UserError as error:
         print(f"azjax: error: {error}", file=sys.stderr)
         return error.exit_code
+    except ModuleNotFoundError as error:
+        message = missing_extra(error)  # an optional package the command needs
+        if message is None:
+            raise
+        print(f"azjax: error: azjax {' '.join(argv[:1])}: {message}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 

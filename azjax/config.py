@@ -6,13 +6,25 @@ Python numbers they need and close over them.
 
 import ast
 import difflib
-import importlib.util
 import inspect
 import json
 from pathlib import Path
 
 import ml_collections
 
+# Finding and loading the files, re-exported (`config.find_experiment` and the rest).
+from azjax.experiment_files import (  # noqa: F401
+    EXPERIMENTS_DIR,
+    PACKAGE_DIR,
+    REPO_ROOT,
+    SPACES_DIR,
+    experiment_names,
+    file_names,
+    find_experiment,
+    find_file,
+    load_module,
+    split_variant,
+)
 from azjax.schema import _game_parameters, flatten, parse_opponent_spec, validate
 from azjax.types import UserError
 
@@ -35,14 +47,6 @@ __all__ = [
     "to_json",
     "validate",
 ]
-
-PACKAGE_DIR = Path(__file__).resolve().parent
-# The packaged experiment files (one get_config() each) and sweep space files (get_space()).
-EXPERIMENTS_DIR = PACKAGE_DIR / "experiments"
-SPACES_DIR = PACKAGE_DIR / "spaces"
-# The folder that holds experiments/ (the package, no longer the repository): kept for
-# readers of `REPO_ROOT / "experiments"`; `experiment_names()` is the way to list them.
-REPO_ROOT = PACKAGE_DIR
 
 
 def base_config() -> ml_collections.ConfigDict:
@@ -137,6 +141,14 @@ def base_config() -> ml_collections.ConfigDict:
     config.train.gating_every = 10
     config.train.gating_games = 40  # even: half with each colour
     config.train.gating_threshold = 0.55
+    # Where records go besides metrics.jsonl (azjax/trackers.py): "tensorboard", "wandb"
+    # (Weights & Biases, project `wandb_project`), "mlflow" (at `mlflow_uri`; "": a file
+    # store in WORKDIR/mlruns).
+    config.train.loggers = ("tensorboard",)
+    config.train.wandb_project = "azjax"
+    config.train.mlflow_uri = ""
+    # A jax.profiler trace of iterations (first, last) in WORKDIR/profile; (0, 0): none.
+    config.train.profile = (0, 0)
 
     config.eval = ml_collections.ConfigDict()
     config.eval.every = 10  # iterations between evaluations (0: never)
@@ -178,86 +190,6 @@ def accelerator_config() -> ml_collections.ConfigDict:
     config.eval.num_simulations = 64
     config.eval.opponents = ("random", "mcts:400")
     return config
-
-
-def load_module(path: Path, what: str):
-    """Executes the Python file `path` (an experiment, a sweep's space) as a module.
-
-    Raises:
-      UserError: the file fails to load (the user's to fix), named as `what`.
-    """
-    name = f"azjax_{what.split()[0]}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None:
-        raise UserError(f"cannot load {what} {path}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:
-        raise UserError(f"cannot load {what} {path}: {error}") from None
-    return module
-
-
-def split_variant(path: str) -> tuple[str, str | None]:
-    """Splits `file.py:variant` (Flax's and big_vision's way) into the file and the variant."""
-    head, sep, tail = path.rpartition(":")
-    if sep and head and tail and "/" not in tail:
-        return head, tail
-    return path, None
-
-
-def experiment_names() -> list[str]:
-    """The experiments shipped with azjax (`azjax/experiments/NAME.py`), sorted."""
-    return file_names(EXPERIMENTS_DIR)
-
-
-def file_names(folder: Path) -> list[str]:
-    """The names of the Python files in `folder` (their stems, `__init__` left out), sorted."""
-    return sorted(p.stem for p in folder.glob("*.py") if not p.name.startswith("_"))
-
-
-def find_file(text: str, folder: Path, legacy: str, what: str) -> Path:
-    """The file that `text` names: a path to a file, else one of azjax's files in `folder`.
-
-    In order: `text` as a path, when that file exists; a bare name (`connect_four` or
-    `connect_four.py`) as `LEGACY/NAME.py` of the working folder, then as `folder/NAME.py`;
-    any other path whose folder is named `legacy` (`experiments/connect_four.py`, the
-    repository's old layout) as `folder/` and its file name.
-
-    Args:
-      text: what the user gave (`--config`, `--space`).
-      folder: the packaged files (`EXPERIMENTS_DIR`, `SPACES_DIR`).
-      legacy: the folder name they had in the repository (`experiments`, `sweeps`).
-      what: the kind of file, for the error (`experiment config`, `space file`).
-
-    Raises:
-      UserError: nothing found; the message lists the packaged names.
-    """
-    path = Path(text)
-    if path.is_file():
-        return path
-    name = path.name if path.suffix == ".py" else f"{path.name}.py"
-    if text and len(path.parts) == 1:
-        for candidate in (Path.cwd() / legacy / name, folder / name):
-            if candidate.is_file():
-                return candidate
-    elif path.parent.name == legacy and (folder / name).is_file():
-        return folder / name
-    known = ", ".join(file_names(folder)) or "none"
-    raise UserError(f"{what} {text!r} not found: no such file, nor one of azjax's ({known})")
-
-
-def find_experiment(path: str) -> Path:
-    """The experiment file (or run config.json) that `path` names; see `find_file`.
-
-    A run directory stands for its `config.json`.
-
-    Raises:
-      UserError: nothing found.
-    """
-    if Path(path).is_dir() and (Path(path) / "config.json").is_file():
-        return Path(path) / "config.json"
-    return find_file(path, EXPERIMENTS_DIR, "experiments", "experiment config")
 
 
 def load_config(path: str | None) -> ml_collections.ConfigDict:
@@ -390,6 +322,10 @@ RESUMABLE_KEYS = (
     "train.max_minutes",
     "train.checkpoint_every",
     "train.keep_checkpoints",
+    "train.loggers",
+    "train.wandb_project",
+    "train.mlflow_uri",
+    "train.profile",
     "eval.every",
     "eval.num_games",
     "eval.opponents",
@@ -411,6 +347,10 @@ GATING_KEYS = (
 # compute what those runs computed, or the value given here where the default changed.
 ADDED_KEYS = (
     *GATING_KEYS,
+    "train.loggers",
+    "train.wandb_project",
+    "train.mlflow_uri",
+    "train.profile",
     "eval.elo",
     "eval.elo_anchor",
     "eval.elo_ratings",

@@ -11,8 +11,10 @@ The anchors' ratings come from a calibration tournament among them (`calibrate`,
 agent is fitted against them with `ratings.anchors.estimate`.
 """
 
+import contextlib
 import copy
 import sys
+import tempfile
 from pathlib import Path
 
 import jax
@@ -24,6 +26,7 @@ from azjax.arena import search_player
 from azjax.config import parse_opponent_spec
 from azjax.engines import open_player
 from azjax.games import Game
+from azjax.paths import copy_tree, is_local, workdir_path
 from azjax.ratings import anchors
 from azjax.search import make_mcts_baseline
 from azjax.types import Searcher, UserError
@@ -228,8 +231,7 @@ def ratings_from_file(path: str | Path, specs: list[str]) -> dict[str, float]:
     Raises:
       UserError: no ratings file at `path`, or one that does not rate an anchor.
     """
-    table = tournament.load_ratings(path)
-    given = dict(zip(table["player"], table["elo"], strict=True))
+    given = tournament.read_elo(path)
     missing = [s for s in specs if s not in given or not np.isfinite(given[s])]
     if missing:
         raise UserError(f"the ratings in {path} do not rate the anchor {missing[0]!r}")
@@ -248,21 +250,29 @@ def calibrate(
     quiet: bool = False,
 ) -> dict[str, float]:
     """Rates the anchors by a round robin among them in `workdir/eval_anchors` (resumed if
-    interrupted), `anchor` at 0."""
+    interrupted), `anchor` at 0. A cloud workdir's tournament is played in a local folder
+    and copied there when it ends (one interrupted before that starts again)."""
     if len(specs) == 1:
         return {specs[0]: 0.0}
-    directory = Path(workdir) / CALIBRATION_DIR
+    directory = workdir_path(workdir) / CALIBRATION_DIR
     if not quiet:
         print(f"rating the Elo anchors {', '.join(specs)} in {directory}", file=sys.stderr)
-    ratings = tournament.run(
-        directory,
-        specs,
-        game=game_name,
-        game_kwargs=game_kwargs,
-        games_per_pair=games_per_pair,
-        batch_size=games_per_pair,
-        seed=seed,
-        anchor=anchor,
-        quiet=quiet,
-    )
+    with contextlib.ExitStack() as stack:
+        local = directory
+        if not is_local(directory):
+            local = Path(stack.enter_context(tempfile.TemporaryDirectory())) / CALIBRATION_DIR
+            copy_tree(directory, local)  # a finished tournament is read, not played again
+        ratings = tournament.run(
+            local,
+            specs,
+            game=game_name,
+            game_kwargs=game_kwargs,
+            games_per_pair=games_per_pair,
+            batch_size=games_per_pair,
+            seed=seed,
+            anchor=anchor,
+            quiet=quiet,
+        )
+        if local != directory:
+            copy_tree(local, directory)
     return {s: float(ratings.elo[ratings.players.index(s)]) for s in specs}

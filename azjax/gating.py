@@ -28,6 +28,7 @@ import ml_collections
 from azjax import arena, build
 from azjax import config as config_lib
 from azjax.build import Pipeline
+from azjax.paths import is_local, workdir_path
 from azjax.types import UserError
 
 _MATCHES: dict = {}
@@ -61,7 +62,7 @@ def make_gate(
         _MATCHES[key] = jax.jit(match)
     return Gate(
         _MATCHES[key],
-        Path(workdir) / "gating",
+        workdir_path(workdir) / "gating",
         every=config.train.gating_every,
         threshold=config.train.gating_threshold,
         seed=config.seed,
@@ -165,6 +166,9 @@ class Gate:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
+    if not is_local(path):
+        path.write_bytes(data)  # cloud storage replaces an object whole, never in part
+        return
     temporary = path.with_name(path.name + ".tmp")
     with temporary.open("wb") as stream:
         stream.write(data)

@@ -12,7 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from azjax.paths import is_local, workdir_path
+from azjax.paths import is_local, read_text, workdir_path
+from azjax.trackers import TensorBoard, open_trackers
 
 
 def parse_lines(text: str) -> tuple[list[dict], int]:
@@ -43,7 +44,7 @@ def parse_lines(text: str) -> tuple[list[dict], int]:
 def read_metrics(workdir: str | Path) -> list[dict]:
     """Reads the records of a run's `metrics.jsonl`, skipping a partial line."""
     path = workdir_path(workdir) / "metrics.jsonl"
-    records, _ = parse_lines(path.read_text(errors="replace"))
+    records, _ = parse_lines(read_text(path))
     return records
 
 
@@ -56,11 +57,13 @@ class MetricsWriter:
         for a new run, or a checkpoint written before records were saved with it: then the
         file's own records up to `resume_iteration` are kept).
       resume_iteration: n, the iteration the run resumes after.
-      tensorboard: also write TensorBoard scalars (from iteration n + 1 on: events of
-        iterations after n that an interrupted session wrote are purged).
+      tensorboard: also send the records to the trackers (from iteration n + 1 on: TensorBoard
+        events of iterations after n that an interrupted session wrote are purged).
       log: where warnings go.
       files: write files at all; False keeps the records in memory only (the processes of a
         multi-host run other than process 0).
+      config: the run's config: its `train.loggers` name the trackers (TensorBoard, W&B,
+        MLflow; `azjax.trackers`), which also get the config; None: TensorBoard alone.
     """
 
     def __init__(
@@ -72,6 +75,7 @@ class MetricsWriter:
         tensorboard: bool = True,
         log=None,
         files: bool = True,
+        config=None,
     ):
         log = log or (lambda message: print(message, file=sys.stderr))
         self.path = workdir_path(workdir) / "metrics.jsonl"
@@ -80,7 +84,7 @@ class MetricsWriter:
         self._local = is_local(self.path)
         on_disk, dropped = [], 0
         if self.path.exists():
-            on_disk, dropped = parse_lines(self.path.read_text(errors="replace"))
+            on_disk, dropped = parse_lines(read_text(self.path))
         if dropped:
             log(f"azjax: warning: dropped {dropped} partial line(s) of {self.path}")
         if history is None:
@@ -91,18 +95,13 @@ class MetricsWriter:
         self.records = [dict(r) for r in history if r["iteration"] <= resume_iteration]
         if files and (self.path.exists() or self.records):
             self._rewrite()
-        self._tensorboard = None
+        # The trackers (TensorBoard, W&B, MLflow) get the records from iteration n + 1 on.
+        self._trackers = []
         if tensorboard and files:
-            from tensorboardX import SummaryWriter  # noqa: PLC0415  (slow import)
-
-            purge = {"purge_step": resume_iteration + 1} if resume_iteration > 0 else {}
-            # Event files are named by the second they were opened in; a session resuming
-            # within the same second would overwrite the last one without this suffix, which
-            # also keeps such files in iteration order.
-            self._tensorboard = SummaryWriter(
-                str(workdir_path(workdir) / "tensorboard"),
-                filename_suffix=f".from{resume_iteration:09d}",
-                **purge,
+            self._trackers = (
+                open_trackers(config, workdir, resume_iteration)
+                if config is not None
+                else [TensorBoard(workdir, resume_iteration)]
             )
 
     @property
@@ -125,11 +124,8 @@ class MetricsWriter:
                 stream.write(json.dumps(record) + "\n")
         elif self._files:
             self._rewrite()
-        if self._tensorboard is not None:
-            for key, value in record.items():
-                if key != "iteration" and isinstance(value, int | float) and math.isfinite(value):
-                    self._tensorboard.add_scalar(key, value, record["iteration"])
-            self._tensorboard.flush()
+        for tracker in self._trackers:
+            tracker.log(record)
         return dict(record)
 
     def sync(self) -> None:
@@ -139,8 +135,8 @@ class MetricsWriter:
                 os.fsync(stream.fileno())
 
     def close(self) -> None:
-        if self._tensorboard is not None:
-            self._tensorboard.close()
+        for tracker in self._trackers:
+            tracker.close()
 
 
 def _plain(value):

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from azjax import games
 from azjax.games import base
 from azjax.types import UserError
 
@@ -76,7 +77,7 @@ def make_minimax_player(game: base.Game):
     Raises:
       UserError: `game` is not Tic-tac-toe.
     """
-    if game.name != "tic_tac_toe":
+    if games.family_of(game) != "tic_tac_toe":
         raise UserError(f"the minimax opponent knows only tic_tac_toe, not {game.name}")
     table = jnp.asarray(_optimal_moves_table())  # [3**9, 9] bool
     powers = jnp.asarray(_POWERS, jnp.int32)  # [9]

@@ -3,11 +3,38 @@
 A workdir may be a local path or a URI (`gs://bucket/runs/c4`): a pod's hosts share one run
 directory on cloud storage. `pathlib.Path` would turn the URI into the local folder
 `gs:/bucket/runs/c4`; `workdir_path` keeps it an `etils.epath.Path` (orbax's path type,
-which reads and writes cloud storage through gcsfs or TensorFlow's gfile).
+which reads and writes cloud storage through gcsfs; the `gcs` extra installs it).
+
+A storage emulator: where `STORAGE_EMULATOR_HOST` is set (the variable google-cloud-storage
+and gcsfs read), the first cloud path also points tensorstore, which writes the checkpoints'
+arrays, at it (`TENSORSTORE_GCS_HTTP_URL`, and a token an emulator accepts), unless those
+are set already.
 """
 
+import logging
 import os
 from pathlib import Path
+
+from azjax import extras
+
+_CONFIGURED: set[str] = set()
+
+
+def _configure_cloud(scheme: str) -> None:
+    """Once per process: the `gcs` extra's packages checked, the emulator's address handed to
+    tensorstore, and gcsfs's warning for buckets it cannot classify without credentials (an
+    emulator's) kept off the terminal."""
+    if scheme in _CONFIGURED:
+        return
+    if scheme == "gs":
+        extras.require("gcsfs")
+        emulator = os.environ.get("STORAGE_EMULATOR_HOST")
+        if emulator:
+            url = emulator if "://" in emulator else f"http://{emulator}"
+            os.environ.setdefault("TENSORSTORE_GCS_HTTP_URL", url)
+            os.environ.setdefault("GOOGLE_AUTH_TOKEN_FOR_TESTING", "emulator")
+        logging.getLogger("gcsfs").setLevel(logging.ERROR)
+    _CONFIGURED.add(scheme)
 
 
 def workdir_path(workdir):
@@ -15,9 +42,13 @@ def workdir_path(workdir):
 
     A URI (any `scheme://`) becomes an `etils.epath.Path` and stays a URI; a local path is a
     `pathlib.Path` exactly as given (a relative one stays relative).
+
+    Raises:
+      ModuleNotFoundError: a `gs://` path without the `gcs` extra (its message names it).
     """
     text = os.fspath(workdir) if isinstance(workdir, os.PathLike) else str(workdir)
     if "://" in text:
+        _configure_cloud(text.split("://", 1)[0])
         from etils import epath  # noqa: PLC0415  (only for cloud paths)
 
         return epath.Path(text)
@@ -27,3 +58,22 @@ def workdir_path(workdir):
 def is_local(path) -> bool:
     """Whether a `workdir_path` is on the local file system (not a cloud URI)."""
     return isinstance(path, Path)
+
+
+def read_text(path) -> str:
+    """A file's text, undecodable bytes replaced (`Path.read_text(errors=...)` is not in
+    epath's API)."""
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def copy_tree(source, target) -> None:
+    """Copies the files under `source` into `target`, folders included; either may be a
+    cloud path. Nothing happens where `source` does not exist."""
+    if not source.exists():
+        return
+    for path in source.rglob("*"):
+        if path.is_dir():
+            continue
+        destination = target / str(path.relative_to(source))
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(path.read_bytes())

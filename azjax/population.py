@@ -268,7 +268,11 @@ class _Loop:
             members.append(like)
             self.writers.append(
                 MetricsWriter(
-                    workdir, history=history, resume_iteration=start, tensorboard=tensorboard
+                    workdir,
+                    history=history,
+                    resume_iteration=start,
+                    tensorboard=tensorboard,
+                    config=self.configs[index],
                 )
             )
         return jax.device_put(stack(members), self.run.shardings)

@@ -17,7 +17,7 @@ from pathlib import Path
 from azjax import config as config_lib
 from azjax.checkpoint import Checkpointer, is_disk_full
 from azjax.metrics import parse_lines
-from azjax.paths import is_local, workdir_path  # noqa: F401  (part of this module's API)
+from azjax.paths import is_local, read_text, workdir_path  # noqa: F401  (part of this module's API)
 from azjax.stats import wilson_interval
 from azjax.types import RunError, UserError
 
@@ -46,7 +46,7 @@ def load_metrics(path: str | Path):
     """
     import pandas as pd  # noqa: PLC0415  (slow import)
 
-    records, _ = parse_lines(_metrics_path(path).read_text(errors="replace"))
+    records, _ = parse_lines(read_text(_metrics_path(path)))
     frame = pd.DataFrame.from_records(records)
     if frame.empty:
         frame = pd.DataFrame({"iteration": pd.Series(dtype=int)})

@@ -96,6 +96,8 @@ _CHOICES = {
     "learner.optimizer": ("adam", "sgd"),
     "learner.schedule": ("constant", "cosine", "piecewise"),
 }
+# The trackers a run's records may go to besides metrics.jsonl (azjax/trackers.py).
+LOGGERS = ("tensorboard", "wandb", "mlflow")
 _OTHER = (
     "name",
     "game",
@@ -105,6 +107,10 @@ _OTHER = (
     "selfplay.resign",
     "learner.boundaries",
     "train.gating",
+    "train.loggers",
+    "train.wandb_project",
+    "train.mlflow_uri",
+    "train.profile",
     "eval.opponents",
     "eval.elo",
     "eval.elo_anchor",
@@ -188,7 +194,24 @@ def validate(config: ml_collections.ConfigDict) -> None:
         if not isinstance(opponent, str):
             raise UserError(f"config key 'eval.opponents' holds {opponent!r}, not a spec")
         parse_opponent_spec(opponent)
-    for key in ("eval.elo_anchor", "eval.elo_ratings"):
+    loggers = config.train.loggers
+    if not isinstance(loggers, tuple | list) or not set(loggers) <= set(LOGGERS):
+        raise UserError(
+            f"config key 'train.loggers' must be a tuple of {', '.join(LOGGERS)}, got {loggers!r}"
+        )
+    profile = config.train.profile
+    if (
+        not isinstance(profile, tuple | list)
+        or len(profile) != 2
+        or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in profile)
+        or profile[0] > profile[1]
+        or (profile[0] == 0) != (profile[1] == 0)
+    ):
+        raise UserError(
+            "config key 'train.profile' must be (first, last) iterations, 1 <= first <= last, "
+            f"or (0, 0) for none; got {profile!r}"
+        )
+    for key in ("eval.elo_anchor", "eval.elo_ratings", "train.wandb_project", "train.mlflow_uri"):
         if not isinstance(flat[key], str):
             raise UserError(f"config key {key!r} must be a string, got {flat[key]!r}")
     anchor = config.eval.elo_anchor

@@ -25,10 +25,11 @@ from azjax.compiled import compile_run, iterate
 from azjax.config import parse_opponent_spec
 from azjax.evaluation import make_evaluation
 from azjax.metrics import MetricsWriter, Progress
-from azjax.paths import is_local, workdir_path
+from azjax.paths import workdir_path
 from azjax.ratings import anchors
 from azjax.runs import prepare_workdir
 from azjax.steps import TrainerState, relayout
+from azjax.trackers import Profiler
 from azjax.types import Array, RunError, UserError
 
 
@@ -99,7 +100,6 @@ def train(
         distributed.check_same_run(config, workdir)
         if config.train.gating and distributed.process_count() > 1:
             raise UserError("train.gating does not support runs of several processes yet")
-        _check_cloud_workdir(config, workdir)
         prepare_workdir(config, workdir, allow_config_change=allow_config_change, write=primary)
         run = compile_run(config, mesh)
         hyper = build.make_hyperparams(config)
@@ -150,24 +150,6 @@ def train(
             ) from None
         finally:
             checkpointer.close()
-
-
-def _check_cloud_workdir(config, workdir) -> None:
-    """Refuses what keeps files on local disks only (gating's networks, the Elo anchors'
-    calibration tournament) in a cloud workdir, where they would land in a local folder."""
-    if is_local(workdir):
-        return
-    if config.train.gating:
-        raise UserError(
-            f"train.gating keeps its networks on a local disk for now; {workdir} is cloud "
-            "storage (use a local or mounted --workdir)"
-        )
-    anchored = len(anchors.anchor_specs(config.eval.opponents)) > 1
-    if config.eval.every > 0 and config.eval.elo and not config.eval.elo_ratings and anchored:
-        raise UserError(
-            f"eval.elo rates its anchors in a tournament on a local disk for now; {workdir} is "
-            "cloud storage (set eval.elo_ratings to a ratings file, or eval.elo=false)"
-        )
 
 
 _EVALUATIONS: dict = {}
@@ -233,7 +215,9 @@ def _loop(
         resume_iteration=start_iteration,
         tensorboard=tensorboard and primary,
         files=primary,
+        config=config,
     )
+    profiler = Profiler(config.train.profile, workdir) if primary else None
 
     def evaluation_variables(state: TrainerState):
         variables = state.train_state.variables
@@ -287,11 +271,15 @@ def _loop(
             if interrupted or stopped_by_callback or out_of_time:
                 break
             started = time.perf_counter()
+            if profiler is not None:
+                profiler.before(int(state.iteration) + 1)
             best = None if gate is None else gate.variables  # self-play's network when gated
             next_state, metrics = iterate(run, state, hyper, best)
             if next_state is None:
                 break
             metrics = distributed.to_host(metrics)
+            if profiler is not None:
+                profiler.after(int(next_state.iteration))
             seconds = time.perf_counter() - started
             elapsed = clock()
             state = next_state.replace(elapsed=put_elapsed(elapsed))
@@ -337,6 +325,8 @@ def _loop(
     finally:
         reporter.close()
         writer.close()
+        if profiler is not None:
+            profiler.close()
     if stopped_by_callback:
         log(f"stopped by the callback at iteration {saved_iteration}; saved in {workdir}")
     if preempted:

@@ -1,6 +1,7 @@
-"""No module picks a game's behaviour by its class name: per-game text, pictures and web
-boards are the modules named after the game's family (`azjax.games.companion`), so adding a
-game adds files instead of editing if-chains.
+"""No module picks a game's behaviour by its class name or its registered name (`game.name
+== "xiangqi"`, `game.name.startswith("go_")`; `games.family_of(game)` is the way): per-game
+text, pictures and web boards are the modules named after the game's family
+(`azjax.games.companion`), so adding a game adds files instead of editing if-chains.
 
 Read from the source with `ast`: a comparison, a `match` or a lookup (a subscript, `.get`)
 of a class's name (`type(x).__name__`, `x.__class__.__name__`, or their `__qualname__`),
@@ -46,6 +47,18 @@ def _names_a_game(node: ast.AST | None, classes: set[str]) -> bool:
     return False
 
 
+def _is_game_name(node: ast.AST) -> bool:
+    """`game.name` or `x.game.name`: a game's registered name ("go_9x9")."""
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "name"
+        and (
+            (isinstance(node.value, ast.Name) and node.value.id == "game")
+            or (isinstance(node.value, ast.Attribute) and node.value.attr == "game")
+        )
+    )
+
+
 def _dispatches(source: str, classes: set[str]) -> list[tuple[int, str]]:
     """(line, what) for each place in `source` that picks behaviour by a class name."""
     found = []
@@ -56,6 +69,10 @@ def _dispatches(source: str, classes: set[str]) -> list[tuple[int, str]]:
                 found.append((node.lineno, "compares a class name"))
             elif any(_names_a_game(o, classes) for o in operands):
                 found.append((node.lineno, "compares with a game's class name"))
+            elif any(_is_game_name(o) for o in operands) and any(
+                isinstance(o, ast.Constant) and isinstance(o.value, str) for o in operands
+            ):
+                found.append((node.lineno, "compares the game's name"))
         elif isinstance(node, ast.Match) and _is_class_name(node.subject):
             found.append((node.lineno, "matches a class name"))
         elif isinstance(node, ast.Subscript) and _is_class_name(node.slice):
@@ -68,6 +85,13 @@ def _dispatches(source: str, classes: set[str]) -> list[tuple[int, str]]:
             and _is_class_name(node.args[0])
         ):
             found.append((node.lineno, "looks a class name up"))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("startswith", "endswith")
+            and _is_game_name(node.func.value)
+        ):
+            found.append((node.lineno, "picks by a prefix of the game's name"))
         elif isinstance(node, ast.Dict) and any(_names_a_game(k, classes) for k in node.keys):
             found.append((node.lineno, "keys a table by game class names"))
     return sorted(found)
@@ -101,6 +125,8 @@ match type(game).__name__:
 message = f"no picture for {type(game).__name__}"
 if kind == "checkpoint": pass
 TABLE = {"go_9x9": 1}
+if game.name.startswith("go_"): pass
+plays = agent.game.name == "xiangqi"
 """
     assert _dispatches(source, {"Go", "Othello", "Xiangqi"}) == [
         (2, "compares a class name"),
@@ -110,4 +136,6 @@ TABLE = {"go_9x9": 1}
         (7, "compares with a game's class name"),
         (8, "keys a table by game class names"),
         (9, "matches a class name"),
+        (14, "picks by a prefix of the game's name"),
+        (15, "compares the game's name"),
     ]

@@ -1,5 +1,7 @@
 """The wheel holds everything a command needs: built, installed into a fresh virtual
-environment outside the repository, it trains a packaged experiment from another folder."""
+environment outside the repository, it trains a packaged experiment from another folder;
+with the extras' packages hidden (a core install), training, evaluation and the zoo still
+run, and a command that needs an extra names it in one line."""
 
 import importlib.metadata
 import json
@@ -15,7 +17,7 @@ import pytest
 from conftest import REPO
 
 import azjax
-from azjax import zoo
+from azjax import extras, zoo
 
 # A tiny run of the packaged tic_tac_toe experiment (tests/conftest.py's tiny_config).
 TINY = {
@@ -34,6 +36,23 @@ TINY = {
     "train.checkpoint_every": 2,
     "eval.every": 0,
 }
+
+
+# A core install: the extras' packages hidden from the fresh environment (a .pth file runs
+# this at start-up), as if `pip install azjax` had not installed them.
+HIDE_EXTRAS = """
+import importlib.abc, sys
+
+HIDDEN = {hidden!r}
+
+class HideExtras(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in HIDDEN:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, HideExtras())
+"""
 
 
 def run(command, **kwargs) -> subprocess.CompletedProcess:
@@ -119,3 +138,40 @@ def test_the_wheel_installed_outside_the_repository_runs_every_command(tmp_path)
     records = (elsewhere / "run" / "metrics.jsonl").read_text().splitlines()
     assert [json.loads(line)["iteration"] for line in records] == [1, 2]
     assert json.loads((elsewhere / "run" / "config.json").read_text())["name"] == "tic_tac_toe"
+
+    # The core install: the extras' packages hidden.
+    hidden = sorted(set(extras.EXTRAS) - {"google"})  # google.* holds core dependencies too
+    (site / "hide_extras.py").write_text(HIDE_EXTRAS.format(hidden=hidden))
+    (site / "hide_extras.pth").write_text("import hide_extras\n")
+    hidden_import = subprocess.run([python, "-c", "import optuna"], env=env, capture_output=True)
+    assert hidden_import.returncode == 1 and b"ModuleNotFoundError" in hidden_import.stderr
+    trained = run(
+        [command, "train", "--config", "tic_tac_toe", "--workdir", "core", *overrides]
+        + ["--config.eval.every=1", "--config.eval.num_games=4"]
+        # Two fixed opponents: the Elo anchors' calibration tournament runs without pandas.
+        + ["--config.eval.opponents=('random', 'mcts:4')"],
+        cwd=elsewhere,
+        env=env,
+    )
+    assert "training tic_tac_toe" in trained.stdout, trained.stdout
+    records = [json.loads(line) for line in (elsewhere / "core" / "metrics.jsonl").open()]
+    assert any("eval/random/score" in record for record in records), records[-1]
+    assert any("eval/elo" in record for record in records), records[-1]
+    assert (elsewhere / "core" / "eval_anchors" / "ratings.csv").is_file()
+    assert not (elsewhere / "core" / "eval_anchors" / "ratings.png").exists()  # no matplotlib
+    evaluate = [command, "evaluate", "--workdir", "core", "--opponent", "random", "--games", "2"]
+    assert "score" in run(evaluate, cwd=elsewhere, env=env).stdout
+    assert run([command, "zoo"], cwd=elsewhere, env=env).stdout.count("tic_tac_toe") >= 1
+    needs = {
+        ("sweep", "--workdir", "sweep", "--report"): "sweep",
+        ("serve", "--agent", "tic_tac_toe"): "serve",
+        ("plot", "--workdir", "core"): "plots",
+    }
+    for arguments, extra in needs.items():
+        result = subprocess.run(
+            [command, *arguments], cwd=elsewhere, env=env, capture_output=True, text=True
+        )
+        assert result.returncode == 2, (arguments, result.stderr)
+        (line,) = result.stderr.splitlines()
+        assert line.startswith(f"azjax: error: azjax {arguments[0]}: "), line
+        assert line.endswith(f"pip install 'azjax[{extra}]' (the {extra} extra)"), line

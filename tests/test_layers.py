@@ -37,6 +37,8 @@ OPTIONAL_DEPENDENCIES = (
     "tqdm",  # metrics: the progress bar
     "uvicorn",  # serve: the web server
     "h11",  # serve: uvicorn's HTTP protocol (a request head's deadline)
+    "wandb",  # trackers: Weights & Biases
+    "mlflow",  # trackers: MLflow
     "azjax.serve.app",  # serve: the HTTP API, on Starlette (the `serve` extra)
 )
 

@@ -148,20 +148,6 @@ def test_local_workdirs_stay_as_given(tmp_path):
     assert paths.is_local(paths.workdir_path("runs/c4"))
 
 
-def test_a_cloud_workdir_refuses_what_keeps_files_on_local_disks(tiny):
-    """Gating's networks and the Elo anchors' tournament would land in a local folder."""
-    from azjax import train  # noqa: PLC0415
-
-    tiny.train.gating = True
-    with pytest.raises(UserError, match="train.gating keeps its networks on a local disk"):
-        train.train(tiny, "gs://bucket/run", quiet=True)
-    tiny.train.gating = False
-    tiny.eval.every = 2
-    tiny.eval.opponents = ("random", "mcts:4")
-    with pytest.raises(UserError, match="eval.elo rates its anchors in a tournament"):
-        train.train(tiny, "gs://bucket/run", quiet=True)
-
-
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

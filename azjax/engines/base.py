@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from azjax import games
 from azjax.games import Game, State
 from azjax.types import UserError
 
@@ -286,7 +287,7 @@ class EngineSpec:
 
     def plays(self, game: Game) -> bool:
         """Whether this engine's protocol plays `game`."""
-        return game.name.startswith("go_") if self.protocol == "gtp" else game.name == "xiangqi"
+        return games.family_of(game) == ("go" if self.protocol == "gtp" else "xiangqi")
 
 
 def _boolean(text: str) -> bool:

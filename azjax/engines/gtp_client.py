@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from azjax import notation
+from azjax import games, notation
 from azjax.engines.base import (
     DEFAULT_TIMEOUT,
     RESIGN,
@@ -102,7 +102,7 @@ class GtpPlayer(HostPlayer):
         """Sets up the board: boardsize, clear_board, komi (from `state.komi`), then the
         stones of a set-up position as `play` commands. A new engine process is first asked
         for its `list_commands` (see `genmove_command`)."""
-        if not game.name.startswith("go_"):
+        if games.family_of(game) != "go":
             raise UserError(f"{self.name} plays go over GTP, not {game.name}")
         self._game, self._engine_move = game, None
         if self._genmove is None or self._process is None or not self._process.alive:

@@ -16,7 +16,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from azjax import notation
+from azjax import games, notation
 from azjax.engines.base import DEFAULT_TIMEOUT, EngineError, EngineProcess, HostPlayer
 from azjax.games import Game, State
 from azjax.notation import xiangqi
@@ -128,7 +128,7 @@ class UciPlayer(HostPlayer):
 
     def start(self, game: Game, state: State) -> None:
         """A new game from `state`: `ucinewgame`, and its FEN as the start of `position`."""
-        if game.name != "xiangqi":
+        if games.family_of(game) != "xiangqi":
             raise UserError(f"{self.name} plays xiangqi over UCI, not {game.name}")
         engine = self._engine()
         self._game, self._moves = game, []

@@ -64,6 +64,12 @@ def family(game_class: type) -> str | None:
     return None
 
 
+def family_of(game) -> str | None:
+    """The family of a game (an instance): "go" for every Go board size, "xiangqi", ...;
+    what per-game behaviour keys on, never the game's name."""
+    return family(type(game))
+
+
 @functools.cache
 def companion(game_class: type, package: str) -> ModuleType | None:
     """The module of `package` named after a game class's family, imported: its text

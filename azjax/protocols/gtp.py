@@ -79,7 +79,7 @@ class Engine(gtp_extensions.ExtensionCommands):
         resign_below: float | None = None,
         analysis_simulations: Sequence[int] | None = None,
     ):
-        if not agent.game.name.startswith("go_"):
+        if games.family_of(agent.game) != "go":
             raise UserError(f"the GTP engine plays go; this run plays {agent.game.name}")
         self.agent = agent
         self.size = agent.game.size

@@ -70,7 +70,6 @@ import numpy as np
 from azjax import build
 from azjax.games import Game, State
 from azjax.protocols.gtp_io import COLORS, FLOAT, INTEGER, GtpError
-from azjax.search import make_search, network_evaluator
 
 _TAGS_ERROR = "cannot parse analyze tags"  # Leela Zero's answer to bad analyze arguments
 _IGNORED_FLAGS = ("ownership", "ownershipStdev", "movesOwnership", "movesOwnershipStdev")
@@ -149,14 +148,8 @@ class RootSnapshot(NamedTuple):
 def make_snapshot_search(config, game: Game, network, *, num_simulations: int) -> Callable:
     """`search(variables, states [1], key) -> RootSnapshot`: the search an agent plays with
     (`build.make_agent_searcher`: no root noise), with what analysis needs of its tree."""
-    search = make_search(
-        game,
-        network_evaluator(game, network),
-        num_simulations=num_simulations,
-        algorithm=config.search.algorithm,
-        max_num_considered_actions=config.search.max_num_considered_actions,
-        params=build.make_search_params(config, explore=False),
-        return_tree=True,
+    search = build.make_agent_searcher(
+        config, game, network, num_simulations=num_simulations, return_tree=True
     )
 
     def snapshot(variables, states: State, key: jax.Array) -> RootSnapshot:

@@ -22,7 +22,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from azjax import __version__
+from azjax import __version__, games
 from azjax.arena import MatchResult
 from azjax.games import Game
 from azjax.types import UserError
@@ -36,7 +36,7 @@ class SgfError(ValueError):
 
 def check_go(game: Game) -> None:
     """Raises UserError unless `game` is a Go game (the only game SGF records are kept for)."""
-    if not game.name.startswith("go_"):
+    if games.family_of(game) != "go":
         raise UserError(f"SGF records are written for go games, not {game.name}")
 
 

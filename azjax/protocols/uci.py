@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import __version__, notation
+from azjax import __version__, games, notation
 from azjax.agent import Agent, load_agent
 from azjax.engines.uci_client import engine_to_iccs, iccs_to_engine
 from azjax.games import State
@@ -79,7 +79,7 @@ class Engine:
         min_simulations: int = 1,
         max_simulations: int = MAX_SIMULATIONS,
     ):
-        if agent.game.name != "xiangqi":
+        if games.family_of(agent.game) != "xiangqi":
             raise UserError(f"the UCI engine plays xiangqi; this run plays {agent.game.name}")
         if not 1 <= min_simulations <= max_simulations:
             raise ValueError(

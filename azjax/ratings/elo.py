@@ -72,24 +72,28 @@ class Ratings:
         half = z * math.sqrt(max(variance, 0.0))
         return gap, gap - half, gap + half
 
-    @property
-    def table(self):
-        """A pandas DataFrame, strongest first: player, elo, elo_low, elo_high, games, score."""
-        import pandas as pd  # noqa: PLC0415
-
+    def rows(self) -> list[dict]:
+        """One dict per player, strongest first (unlinked players last): player, elo,
+        elo_low, elo_high, games, score. Plain Python: no pandas needed."""
         rows = [
             {
                 "player": player,
-                "elo": self.elo[i],
-                "elo_low": self.interval(player)[0],
-                "elo_high": self.interval(player)[1],
+                "elo": float(self.elo[i]),
+                "elo_low": float(self.interval(player)[0]),
+                "elo_high": float(self.interval(player)[1]),
                 "games": int(self.games[i]),
-                "score": self.score[i],
+                "score": float(self.score[i]),
             }
             for i, player in enumerate(self.players)
         ]
-        table = pd.DataFrame(rows)
-        return table.sort_values("elo", ascending=False, na_position="last", kind="stable")
+        return sorted(rows, key=lambda r: (math.isnan(r["elo"]), -np.nan_to_num(r["elo"])))
+
+    @property
+    def table(self):
+        """A pandas DataFrame of `rows()`, strongest first."""
+        import pandas as pd  # noqa: PLC0415
+
+        return pd.DataFrame(self.rows())
 
 
 def _pair_counts(games, players: list[str]) -> tuple[np.ndarray, np.ndarray]:

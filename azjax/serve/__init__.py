@@ -7,7 +7,7 @@
 The page (static/: HTML, one script, one stylesheet; nothing fetched from elsewhere) draws
 the board with `azjax.render.svg`, turns clicks into legal moves, and asks the server for
 the agent's replies; `app.py` holds the HTTP API, `session.py` the games. Needs the `serve`
-extra (Starlette and uvicorn): pip install -e '.[serve]'. uvicorn serves it over h11, with a
+extra (Starlette and uvicorn): pip install 'azjax[serve]'. uvicorn serves it over h11, with a
 deadline for each request's head (`REQUEST_TIMEOUT` seconds; the app has one for the body).
 """
 
@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from azjax import agent as agent_lib
+from azjax import extras
 from azjax.serve.limits import REQUEST_TIMEOUT, SIMULATION_CHOICES
 from azjax.types import UserError
 
@@ -40,15 +41,11 @@ def make_server(
       ttl: seconds a game is kept without a request.
 
     Raises:
-      UserError: a missing run, runs of different games, the serve extra not installed.
+      UserError: a missing run, runs of different games.
+      ModuleNotFoundError: the serve extra is not installed (its message names it).
     """
-    try:
-        from azjax.serve.app import Server  # noqa: PLC0415
-    except ImportError as error:
-        raise UserError(
-            f"azjax serve needs Starlette and uvicorn ({error.name} is missing): "
-            "pip install -e '.[serve]'"
-        ) from None
+    extras.require("starlette", "uvicorn")  # one line naming the serve extra
+    from azjax.serve.app import Server  # noqa: PLC0415
 
     agents = {}
     for path in (workdir, opponent_workdir):

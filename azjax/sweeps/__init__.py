@@ -22,6 +22,8 @@ train, tell), `report` (table and plots), `arguments` and `command` (the CLI).
 
 import importlib
 
+from azjax import extras
+
 # public name -> module; imported on first use, so that the command line's parser (which
 # imports `azjax.sweeps.arguments`) loads neither Optuna nor jax.
 _EXPORTS = {
@@ -44,6 +46,7 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name: str):
     if name not in _EXPORTS:
         raise AttributeError(f"module 'azjax.sweeps' has no attribute {name!r}")
+    extras.require("optuna")  # one line naming the [sweep] extra where it is missing
     value = getattr(importlib.import_module(_EXPORTS[name]), name)
     globals()[name] = value
     return value

@@ -10,6 +10,7 @@ already in the log are never replayed, so rerunning a stopped tournament finishe
 rerun with more players or more games per pair plays only what is new.
 """
 
+import csv
 import math
 import sys
 import zlib
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import jax
 
-from azjax import arena, games, interrupt, zoo
+from azjax import arena, extras, games, interrupt, zoo
 from azjax.games import Game
 from azjax.plots import plot_ratings
 from azjax.ratings import Ratings, fit
@@ -245,27 +246,61 @@ def _report(game_log: GameLog, a: str, b: str, out) -> None:
 
 
 def write_ratings(directory: str | Path, game_log: GameLog | None = None, *, anchor="random"):
-    """Fits the ratings of every game in the log; writes ratings.csv and ratings.png."""
+    """Fits the ratings of every game in the log; writes ratings.csv, and ratings.png where
+    the plots extra (matplotlib, pandas) is installed."""
     directory = Path(directory)
     game_log = game_log or GameLog(directory)
     if not game_log.games:
         raise UserError(f"no games in {directory} yet")
     ratings = fit(game_log.results(), anchor=anchor)
-    table = ratings_table(ratings, read_settings(directory))
-    rounded = table.round({"elo": 1, "elo_low": 1, "elo_high": 1, "score": 4})
-    rounded.to_csv(directory / "ratings.csv", index=False)
-    plot_ratings(table, directory / "ratings.png", title=directory.name)
+    rows = rating_rows(ratings, read_settings(directory))
+    rounding = {"elo": 1, "elo_low": 1, "elo_high": 1, "score": 4}
+    with open(directory / "ratings.csv", "w", newline="") as stream:
+        writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _cell(v, rounding.get(k)) for k, v in row.items()})
+    if extras.installed("matplotlib", "pandas"):
+        plot_ratings(ratings_table(ratings, read_settings(directory)), directory / "ratings.png",
+                     title=directory.name)  # fmt: skip
     return ratings
 
 
-def ratings_table(ratings: Ratings, settings: dict):
-    """`ratings.table` with each player's run, iteration and simulations (NaN for others)."""
-    table = ratings.table.reset_index(drop=True)
+def _cell(value, digits: int | None):
+    """A CSV cell: empty for None and NaN, floats rounded to `digits`."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return round(value, digits) if digits is not None else value
+
+
+def rating_rows(ratings: Ratings, settings: dict) -> list[dict]:
+    """`ratings.rows()` with each player's run, iteration (step) and simulations (None for
+    players that are no checkpoint)."""
     players = settings.get("players", {})
-    for column in ("run", "step", "simulations"):
-        table[column] = [players.get(name, {}).get(column) for name in table["player"]]
+    return [
+        {
+            **row,
+            **{c: players.get(row["player"], {}).get(c) for c in ("run", "step", "simulations")},
+        }
+        for row in ratings.rows()
+    ]
+
+
+def ratings_table(ratings: Ratings, settings: dict):
+    """`rating_rows` as a pandas DataFrame (`step` an integer column with gaps)."""
+    import pandas as pd  # noqa: PLC0415
+
+    table = pd.DataFrame(rating_rows(ratings, settings))
     table["step"] = table["step"].astype("Int64")
     return table
+
+
+def _ratings_file(path: str | Path) -> Path:
+    path = Path(path)
+    file = path / "ratings.csv" if path.is_dir() else path
+    if not file.is_file():
+        raise UserError(f"no ratings in {path} (run `azjax tournament` there first)")
+    return file
 
 
 def load_ratings(path: str | Path):
@@ -276,14 +311,17 @@ def load_ratings(path: str | Path):
     """
     import pandas as pd  # noqa: PLC0415
 
-    path = Path(path)
-    csv = path / "ratings.csv" if path.is_dir() else path
-    if not csv.is_file():
-        raise UserError(f"no ratings in {path} (run `azjax tournament` there first)")
-    table = pd.read_csv(csv)
+    table = pd.read_csv(_ratings_file(path))
     if "step" in table:
         table["step"] = table["step"].astype("Int64")
     return table
+
+
+def read_elo(path: str | Path) -> dict[str, float]:
+    """Each player's rating in a tournament's ratings file (NaN where unlinked); plain Python,
+    for training's anchors (no pandas needed)."""
+    with open(_ratings_file(path), newline="") as stream:
+        return {row["player"]: float(row["elo"] or "nan") for row in csv.DictReader(stream)}
 
 
 def format_table(table) -> str:

@@ -1,0 +1,70 @@
+"""The optional parts of azjax and the packages each needs, for one-line errors.
+
+Training, evaluation, self-play, `play`, `gtp`, `uci` and the zoo need only the core
+install (`pip install azjax`). The rest are extras (`pip install 'azjax[sweep,serve]'`):
+
+    sweep     Optuna: `azjax sweep`, populations with PBT studies, sweep reports
+    plots     pandas and matplotlib: `azjax plot`, tables, tournaments, notebooks' figures
+    render    CairoSVG and Pillow: PNG pictures and GIFs of games
+    serve     Starlette and uvicorn: `azjax serve`, the web board
+    gcs       gcsfs and google-cloud-storage: `gs://` workdirs
+    wandb     Weights & Biases, mlflow MLflow: trackers beside TensorBoard (`train.loggers`)
+    postgres  psycopg2: sweep studies in PostgreSQL
+
+A command that reaches a missing one stops with one line naming the extra to install.
+Standard library only: the lowest layer.
+"""
+
+import importlib
+import importlib.util
+
+__all__ = ["EXTRAS", "installed", "missing_extra", "require"]
+
+# The top-level module each optional package installs, and the extra that installs it.
+EXTRAS = {
+    "optuna": "sweep",
+    "sqlalchemy": "sweep",
+    "pandas": "plots",
+    "matplotlib": "plots",
+    "cairosvg": "render",
+    "PIL": "render",
+    "starlette": "serve",
+    "uvicorn": "serve",
+    "h11": "serve",
+    "gcsfs": "gcs",
+    "google": "gcs",  # google-cloud-storage (google.cloud.storage)
+    "psycopg2": "postgres",
+    "wandb": "wandb",
+    "mlflow": "mlflow",
+}
+
+
+def missing_extra(error: ModuleNotFoundError) -> str | None:
+    """One line naming the extra that installs the module `error` misses, or None where the
+    module is no optional package of azjax's (a broken install: let it show)."""
+    name = (error.name or "").split(".")[0]
+    extra = EXTRAS.get(name)
+    if extra is None:
+        return None
+    return f"{name} is not installed: pip install 'azjax[{extra}]' (the {extra} extra)"
+
+
+def installed(*modules: str) -> bool:
+    """Whether every one of `modules` can be imported (without importing it)."""
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in modules)
+    except (ImportError, ValueError):  # a module hidden or half-installed
+        return False
+
+
+def require(*modules: str) -> None:
+    """Imports `modules` (optional packages) and raises ModuleNotFoundError with the
+    `missing_extra` line, keeping the module's name, where one is not installed."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as error:
+            message = missing_extra(error)
+            if message is None:
+                raise
+            raise ModuleNotFoundError(message, name=error.name) from None

@@ -1,0 +1,188 @@
+"""gs:// workdirs end to end, against a real Cloud Storage API: the `gcp-storage-emulator`
+server (PyPI, the test extra) on 127.0.0.1, reached through the variable that
+google-cloud-storage and gcsfs read (`STORAGE_EMULATOR_HOST`; azjax hands it to tensorstore).
+
+Every run is a child process, as on a pod's host: `azjax train` with evaluations, Elo anchors
+and gating writing to the bucket, stopped by a scheduler's SIGTERM and resumed from the run
+alone, equal to a straight run; then the commands that load a run read it from the bucket."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+from conftest import PYTHON, require_program, subprocess_env, tiny_experiment
+
+pytestmark = pytest.mark.slow  # trains three small runs in child processes
+
+BUCKET = "azjax-test"
+
+# Trains, sending itself SIGTERM when the `at_save`-th checkpoint save begins (as
+# tests/test_recovery.py does on a local disk).
+STOP_AT_SAVE = """
+import os, signal, sys
+from azjax import checkpoint, cli
+
+at_save = int(sys.argv[1])
+real_save = checkpoint.Checkpointer.save
+saves = []
+
+def save(self, step, *args, **kwargs):
+    saves.append(step)
+    if len(saves) == at_save:
+        os.kill(os.getpid(), signal.SIGTERM)
+    return real_save(self, step, *args, **kwargs)
+
+checkpoint.Checkpointer.save = save
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+# Restores the newest network of each run named and prints whether they are equal.
+COMPARE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from conftest import assert_same_variables
+import azjax
+
+a, b = (azjax.load_agent(path) for path in sys.argv[2:4])
+assert a.iteration == b.iteration, (a.iteration, b.iteration)
+assert_same_variables(a.variables, b.variables)
+print("same", a.iteration)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory):
+    """The emulator's address, serving one bucket kept on disk in a temporary folder."""
+    program = require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
+    port, folder = _free_port(), tmp_path_factory.mktemp("emulator")
+    server = subprocess.Popen(
+        [program, "start", "--host", "127.0.0.1", "--port", str(port)]
+        + ["--default-bucket", BUCKET, "--quiet"],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            assert server.poll() is None and time.monotonic() < deadline, "no emulator"
+            time.sleep(0.2)
+    yield f"http://127.0.0.1:{port}"
+    server.send_signal(signal.SIGINT)
+    server.wait(timeout=30)
+
+
+def _env(emulator: str) -> dict:
+    env = subprocess_env(STORAGE_EMULATOR_HOST=emulator)
+    for name in ("TENSORSTORE_GCS_HTTP_URL", "GOOGLE_AUTH_TOKEN_FOR_TESTING"):
+        env.pop(name, None)  # azjax sets them from STORAGE_EMULATOR_HOST
+    return env
+
+
+def _run(argv, env, *, check=True, script=None) -> subprocess.CompletedProcess:
+    command = [PYTHON, "-c", script, *argv] if script else [PYTHON, "-m", "azjax.cli", *argv]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    if check:
+        assert result.returncode == 0, f"{argv}:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def _bucket(emulator: str):
+    """The bucket, through google-cloud-storage (not azjax's code)."""
+    from google.auth.credentials import AnonymousCredentials  # noqa: PLC0415
+    from google.cloud import storage  # noqa: PLC0415
+
+    client = storage.Client(
+        project="test",
+        credentials=AnonymousCredentials(),
+        client_options={"api_endpoint": emulator},
+    )
+    return client.bucket(BUCKET)
+
+
+def _read(emulator: str, path: str) -> bytes:
+    return _bucket(emulator).blob(path).download_as_bytes()
+
+
+def _names(emulator: str, prefix: str) -> list[str]:
+    return [blob.name for blob in _bucket(emulator).list_blobs(prefix=prefix)]
+
+
+# Evaluations against two fixed opponents (so the Elo anchors' tournament runs) and gating.
+OVERRIDES = [
+    "--config.eval.every=2",
+    "--config.eval.opponents=('random', 'mcts:4')",
+    "--config.train.gating=true",
+    "--config.train.gating_every=2",
+    "--config.train.gating_games=4",
+]
+
+
+def test_a_gs_run_stopped_and_resumed_equals_a_straight_run(emulator, tmp_path):
+    env = _env(emulator)
+    experiment = tiny_experiment(tmp_path, num_iterations=4, checkpoint_every=1)
+    straight, resumed = f"gs://{BUCKET}/straight", f"gs://{BUCKET}/resumed"
+    train = ["train", "--config", str(experiment)]
+    _run([*train, "--workdir", straight, *OVERRIDES], env)
+
+    stopped = _run(["2", *train, "--workdir", resumed, *OVERRIDES], env, script=STOP_AT_SAVE,
+                   check=False)  # fmt: skip
+    assert stopped.returncode == 130, stopped.stderr
+    assert "Traceback" not in stopped.stderr, stopped.stderr
+    assert "interrupted: saved iteration 2" in stopped.stdout
+    # Resumed from the run alone: its config.json is in the bucket.
+    again = _run(["train", "--workdir", resumed], env)
+    assert "resum" in again.stdout + again.stderr
+
+    records = {}
+    for name in ("straight", "resumed"):
+        lines = _read(emulator, f"{name}/metrics.jsonl").decode().splitlines()
+        records[name] = [json.loads(line) for line in lines]
+        assert [r["iteration"] for r in records[name]] == [1, 2, 3, 4]
+        assert "eval/elo" in records[name][-1] and "gating/best_iteration" in records[name][-1]
+        files = _names(emulator, f"{name}/")
+        assert f"{name}/config.json" in files
+        assert f"{name}/eval_anchors/ratings.csv" in files
+        assert any(f.startswith(f"{name}/gating/best_") for f in files), files
+        assert any(f.startswith(f"{name}/tensorboard/events.out.tfevents") for f in files)
+        assert any(f.startswith(f"{name}/checkpoints/4/") for f in files), files
+    ignored = ("wall_time", "seconds", "per_second", "pos/s", "minutes")
+    for a, b in zip(records["straight"], records["resumed"], strict=True):
+        assert {k: v for k, v in a.items() if not any(w in k for w in ignored)} == {
+            k: v for k, v in b.items() if not any(w in k for w in ignored)
+        }
+    compared = _run([os.path.dirname(__file__), straight, resumed], env, script=COMPARE)
+    assert compared.stdout.strip() == "same 4"
+
+
+def test_the_commands_that_load_a_run_read_it_from_the_bucket(emulator, tmp_path):
+    env = _env(emulator)
+    experiment = tiny_experiment(tmp_path, num_iterations=2, checkpoint_every=2)
+    run = f"gs://{BUCKET}/loaded"
+    _run(["train", "--config", str(experiment), "--workdir", run], env)
+    evaluated = _run(["evaluate", "--workdir", run, "--opponent", "random", "--games", "2"], env)
+    assert "iteration 2" in evaluated.stdout, evaluated.stdout
+    played = _run(["selfplay", "--workdir", run, "--games", "2"], env)
+    assert played.stdout, played.stderr
+    check = (
+        "from azjax import serve, load_agent; "
+        f"agent = load_agent({run!r}); print(agent.iteration); "
+        f"print(type(serve.make_server({run!r})).__name__)"
+    )
+    loaded = subprocess.run([PYTHON, "-c", check], capture_output=True, text=True, env=env,
+                            timeout=600)  # fmt: skip
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.split() == ["2", "Server"]

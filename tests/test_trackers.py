@@ -1,0 +1,126 @@
+"""The trackers besides metrics.jsonl hold the same records: TensorBoard (with the config as
+text and HParams), Weights & Biases offline and MLflow on a local file store, each resumed
+into the same tracker run; and `train.profile` writes a trace a viewer reads."""
+
+import gzip
+import json
+import struct
+
+import pytest
+from conftest import tiny_config
+
+from azjax import train as train_lib
+from azjax.metrics import read_metrics
+from azjax.trackers import mlflow_key
+
+FLOAT = 1e-5
+
+
+def _config(loggers, num_iterations=2):
+    config = tiny_config()
+    config.train.loggers = loggers
+    config.train.num_iterations = num_iterations
+    config.train.checkpoint_every = 1
+    config.eval.every = 2
+    config.eval.opponents = ("random",)
+    return config
+
+
+def _scalars(records):
+    return {
+        (r["iteration"], k): v
+        for r in records
+        for k, v in r.items()
+        if k != "iteration" and isinstance(v, int | float)
+    }
+
+
+def _events(folder):
+    from tensorboardX.proto.event_pb2 import Event  # noqa: PLC0415
+
+    for path in sorted(folder.glob("events.out.tfevents.*")):
+        data, offset = path.read_bytes(), 0
+        while offset < len(data):
+            (length,) = struct.unpack("<Q", data[offset : offset + 8])
+            yield Event.FromString(data[offset + 12 : offset + 12 + length])
+            offset += 12 + length + 4
+
+
+def test_tensorboard_holds_the_records_the_config_as_text_and_hparams(tmp_path):
+    workdir = tmp_path / "run"
+    train_lib.train(_config(("tensorboard",)), workdir, quiet=False, progress="none")
+    logged, tags, plugins = {}, set(), set()
+    for event in _events(workdir / "tensorboard"):
+        for value in event.summary.value:
+            tags.add(value.tag)
+            plugins.add(value.metadata.plugin_data.plugin_name)
+            if value.HasField("simple_value"):
+                logged[(event.step, value.tag)] = value.simple_value
+    expected = _scalars(read_metrics(workdir))
+    assert set(logged) == set(expected)
+    assert all(abs(logged[k] - expected[k]) <= FLOAT * max(1, abs(expected[k])) for k in logged)
+    assert "config/text_summary" in tags and {"text", "hparams"} <= plugins
+
+
+def test_wandb_offline_holds_the_records_and_a_resume_logs_on(tmp_path, monkeypatch):
+    pytest.importorskip("wandb", reason="wandb is not installed: pip install -e '.[test]'")
+    from wandb.proto import wandb_internal_pb2  # noqa: PLC0415
+    from wandb.sdk.internal import datastore  # noqa: PLC0415
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    workdir = tmp_path / "run"
+    train_lib.train(_config(("wandb",), 2), workdir, quiet=False, progress="none")
+    train_lib.train(_config(("wandb",), 4), workdir, quiet=False, progress="none")
+    (run_id,) = {json.loads((workdir / "trackers.json").read_text())["wandb"]}
+    files = sorted(workdir.glob(f"wandb/offline-run-*-{run_id}/run-{run_id}.wandb"))
+    assert len(files) == 2, files  # one per session, the same W&B run
+    logged = {}
+    for path in files:
+        store = datastore.DataStore()
+        store.open_for_scan(str(path))
+        while (data := store.scan_data()) is not None:
+            record = wandb_internal_pb2.Record()
+            record.ParseFromString(data)
+            if record.WhichOneof("record_type") == "history":
+                items = {i.key or "/".join(i.nested_key): json.loads(i.value_json)
+                         for i in record.history.item}  # fmt: skip
+                step = items.pop("_step")
+                for key, value in items.items():
+                    if not key.startswith("_"):
+                        logged[(step, key)] = value
+    expected = _scalars(read_metrics(workdir))
+    assert {k for k in logged} == set(expected)
+    assert all(abs(logged[k] - expected[k]) <= FLOAT * max(1, abs(expected[k])) for k in logged)
+
+
+def test_mlflow_file_store_holds_the_records_and_a_resume_logs_on(tmp_path):
+    pytest.importorskip("mlflow", reason="mlflow is not installed: pip install -e '.[test]'")
+    from mlflow.tracking import MlflowClient  # noqa: PLC0415
+
+    workdir = tmp_path / "run"
+    train_lib.train(_config(("mlflow",), 2), workdir, quiet=False, progress="none")
+    train_lib.train(_config(("mlflow",), 4), workdir, quiet=False, progress="none")
+    run_id = json.loads((workdir / "trackers.json").read_text())["mlflow"]
+    client = MlflowClient(tracking_uri=(workdir / "mlruns").as_uri())
+    run = client.get_run(run_id)
+    assert run.data.params["learner.learning_rate"] == str(_config(()).learner.learning_rate)
+    expected = _scalars(read_metrics(workdir))
+    logged = {
+        (m.step, key): m.value
+        for key in {k for _, k in expected}
+        for m in client.get_metric_history(run_id, mlflow_key(key))
+    }
+    assert set(logged) == set(expected)
+    assert all(abs(logged[k] - expected[k]) <= FLOAT * max(1, abs(expected[k])) for k in logged)
+
+
+def test_profile_writes_a_trace_that_perfetto_reads(tmp_path):
+    config = _config(("tensorboard",), 3)
+    config.train.profile = (2, 3)
+    workdir = tmp_path / "run"
+    train_lib.train(config, workdir, quiet=True)
+    (trace,) = workdir.glob("profile/plugins/profile/*/perfetto_trace.json.gz")
+    events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
+    assert len(events) > 100
+    assert list(workdir.glob("profile/plugins/profile/*/*.xplane.pb"))
