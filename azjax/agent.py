@@ -21,6 +21,7 @@ from azjax.config import from_dict, parse_opponent_spec, read_config_file
 from azjax.games import Game, State
 from azjax.minimax import make_minimax_player
 from azjax.networks import Network
+from azjax.paths import workdir_path
 from azjax.search import make_mcts_baseline
 from azjax.selfplay import choose_action
 from azjax.types import Player, PRNGKey, Searcher, SearchOutput, UserError
@@ -32,7 +33,7 @@ def read_config(workdir: str | Path) -> ml_collections.ConfigDict:
     Raises:
       UserError: `workdir` is not a run directory or its config.json is damaged.
     """
-    path = Path(workdir) / "config.json"
+    path = workdir_path(workdir) / "config.json"
     if not path.is_file():
         raise UserError(f"{workdir} is not an azjax run directory (no config.json)")
     return read_config_file(path)
@@ -140,11 +141,11 @@ def load_agent(
         network = build.make_network_for(config, game)
         simulations = num_simulations or config.eval.num_simulations
         return Agent(game, network, config, variables, card.iteration, simulations)
-    path = Path(workdir)
+    path = workdir_path(workdir)
     if path.name.isdigit() and path.parent.name == "checkpoints":  # a checkpoint's path
         workdir, step = path.parent.parent, int(path.name) if step is None else step
     run_config = read_config(workdir)
-    if not (Path(workdir) / "checkpoints").is_dir():
+    if not (workdir_path(workdir) / "checkpoints").is_dir():
         raise UserError(f"no checkpoint in {workdir}/checkpoints")
     checkpointer = checkpoint.Checkpointer(workdir)
 

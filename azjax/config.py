@@ -142,8 +142,8 @@ def base_config() -> ml_collections.ConfigDict:
     config.train.gating_games = 40  # even: half with each colour
     config.train.gating_threshold = 0.55
     # Where records go besides metrics.jsonl (azjax/trackers.py): "tensorboard", "wandb"
-    # (Weights & Biases, project `wandb_project`), "mlflow" (at `mlflow_uri`; "": a file
-    # store in WORKDIR/mlruns).
+    # (Weights & Biases, project `wandb_project`), "mlflow" (at `mlflow_uri`; "": SQLite in
+    # WORKDIR/mlflow.db).
     config.train.loggers = ("tensorboard",)
     config.train.wandb_project = "azjax"
     config.train.mlflow_uri = ""

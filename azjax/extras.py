@@ -32,7 +32,7 @@ EXTRAS = {
     "uvicorn": "serve",
     "h11": "serve",
     "gcsfs": "gcs",
-    "google": "gcs",  # google-cloud-storage (google.cloud.storage)
+    "google.cloud": "gcs",  # google-cloud-storage (google.protobuf is a core dependency's)
     "psycopg2": "postgres",
     "wandb": "wandb",
     "mlflow": "mlflow",
@@ -42,11 +42,12 @@ EXTRAS = {
 def missing_extra(error: ModuleNotFoundError) -> str | None:
     """One line naming the extra that installs the module `error` misses, or None where the
     module is no optional package of azjax's (a broken install: let it show)."""
-    name = (error.name or "").split(".")[0]
-    extra = EXTRAS.get(name)
-    if extra is None:
-        return None
-    return f"{name} is not installed: pip install 'azjax[{extra}]' (the {extra} extra)"
+    parts = (error.name or "").split(".")
+    for end in range(len(parts), 0, -1):
+        name = ".".join(parts[:end])
+        if (extra := EXTRAS.get(name)) is not None:
+            return f"{name} is not installed: pip install 'azjax[{extra}]' (the {extra} extra)"
+    return None
 
 
 def installed(*modules: str) -> bool:

@@ -17,7 +17,6 @@ that neither the current best nor a kept checkpoint needs are deleted after each
 """
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -28,7 +27,7 @@ import ml_collections
 from azjax import arena, build
 from azjax import config as config_lib
 from azjax.build import Pipeline
-from azjax.paths import is_local, workdir_path
+from azjax.paths import workdir_path, write_atomically
 from azjax.types import UserError
 
 _MATCHES: dict = {}
@@ -146,9 +145,9 @@ class Gate:
         """Makes `variables` the best network and writes its file, then `best.json`."""
         self.variables, self.iteration = variables, iteration
         self.directory.mkdir(parents=True, exist_ok=True)
-        _write_atomically(self.path(iteration), flax.serialization.to_bytes(variables))
+        write_atomically(self.path(iteration), flax.serialization.to_bytes(variables), sync=True)
         pointer = {"iteration": iteration, "file": self.path(iteration).name}
-        _write_atomically(self.directory / "best.json", json.dumps(pointer).encode())
+        write_atomically(self.directory / "best.json", json.dumps(pointer).encode(), sync=True)
 
     def prune(self, checkpoint_steps: list[int], records: list[dict]) -> None:
         """Deletes the files of best networks that neither the current best nor a kept
@@ -163,15 +162,3 @@ class Gate:
             number = path.stem.removeprefix("best_")
             if number.isdigit() and int(number) not in keep:
                 path.unlink(missing_ok=True)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    if not is_local(path):
-        path.write_bytes(data)  # cloud storage replaces an object whole, never in part
-        return
-    temporary = path.with_name(path.name + ".tmp")
-    with temporary.open("wb") as stream:
-        stream.write(data)
-        stream.flush()
-        os.fsync(stream.fileno())
-    os.replace(temporary, path)

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from azjax.paths import is_local, read_text, workdir_path
+from azjax.paths import is_local, read_text, workdir_path, write_atomically
 from azjax.trackers import TensorBoard, open_trackers
 
 
@@ -57,13 +57,14 @@ class MetricsWriter:
         for a new run, or a checkpoint written before records were saved with it: then the
         file's own records up to `resume_iteration` are kept).
       resume_iteration: n, the iteration the run resumes after.
-      tensorboard: also send the records to the trackers (from iteration n + 1 on: TensorBoard
-        events of iterations after n that an interrupted session wrote are purged).
+      tensorboard: also write TensorBoard event files (from iteration n + 1 on: events of
+        iterations after n that an interrupted session wrote are purged).
       log: where warnings go.
       files: write files at all; False keeps the records in memory only (the processes of a
         multi-host run other than process 0).
-      config: the run's config: its `train.loggers` name the trackers (TensorBoard, W&B,
-        MLflow; `azjax.trackers`), which also get the config; None: TensorBoard alone.
+      config: the run's config: its `train.loggers` name the trackers (TensorBoard where
+        `tensorboard`, W&B, MLflow; `azjax.trackers`), which also get the config and the
+        records from iteration n + 1 on; None: TensorBoard alone.
     """
 
     def __init__(
@@ -97,12 +98,12 @@ class MetricsWriter:
             self._rewrite()
         # The trackers (TensorBoard, W&B, MLflow) get the records from iteration n + 1 on.
         self._trackers = []
-        if tensorboard and files:
-            self._trackers = (
-                open_trackers(config, workdir, resume_iteration)
-                if config is not None
-                else [TensorBoard(workdir, resume_iteration)]
+        if files and config is not None:
+            self._trackers = open_trackers(
+                config, workdir, resume_iteration, tensorboard=tensorboard
             )
+        elif files and tensorboard:
+            self._trackers = [TensorBoard(workdir, resume_iteration)]
 
     @property
     def last_iteration(self) -> int:
@@ -110,9 +111,7 @@ class MetricsWriter:
         return self.records[-1]["iteration"] if self.records else 0
 
     def _rewrite(self) -> None:
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        temporary.write_text("".join(json.dumps(r) + "\n" for r in self.records))
-        temporary.replace(self.path)
+        write_atomically(self.path, "".join(json.dumps(r) + "\n" for r in self.records).encode())
 
     def write(self, record: dict) -> dict:
         """Writes one record (flat dict of numbers and strings, with an 'iteration' key) and

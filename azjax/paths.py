@@ -66,14 +66,32 @@ def read_text(path) -> str:
     return path.read_bytes().decode("utf-8", errors="replace")
 
 
+def write_atomically(path, data: bytes, *, sync: bool = False) -> None:
+    """Writes a file whole or not at all: locally a temporary file beside it renamed over it
+    (`sync`: forced to disk first); on cloud storage the object itself, which a store
+    replaces at once (a rename there is a copy and a delete, or an API an emulator lacks).
+    """
+    if not is_local(path):
+        path.write_bytes(data)
+        return
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("wb") as stream:
+        stream.write(data)
+        if sync:
+            stream.flush()
+            os.fsync(stream.fileno())
+    os.replace(temporary, path)
+
+
 def copy_tree(source, target) -> None:
     """Copies the files under `source` into `target`, folders included; either may be a
-    cloud path. Nothing happens where `source` does not exist."""
+    cloud path (walked with `iterdir`: a cloud path has no `rglob`). Nothing happens where
+    `source` does not exist."""
     if not source.exists():
         return
-    for path in source.rglob("*"):
+    for path in source.iterdir():
         if path.is_dir():
-            continue
-        destination = target / str(path.relative_to(source))
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        destination.write_bytes(path.read_bytes())
+            copy_tree(path, target / path.name)
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+            (target / path.name).write_bytes(path.read_bytes())

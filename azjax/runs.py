@@ -17,7 +17,7 @@ from pathlib import Path
 from azjax import config as config_lib
 from azjax.checkpoint import Checkpointer, is_disk_full
 from azjax.metrics import parse_lines
-from azjax.paths import is_local, read_text, workdir_path  # noqa: F401  (part of this module's API)
+from azjax.paths import is_local, read_text, workdir_path, write_atomically  # noqa: F401  (part of this module's API)
 from azjax.stats import wilson_interval
 from azjax.types import RunError, UserError
 
@@ -176,9 +176,7 @@ def prepare_workdir(
                     + "); use another --workdir, or pass --allow-config-change to resume anyway"
                 )
         if write:
-            temporary = path.with_name("config.json.tmp")
-            temporary.write_text(config_lib.to_json(config))
-            temporary.replace(path)
+            write_atomically(path, config_lib.to_json(config).encode())
     except OSError as error:
         if is_disk_full(error):
             raise RunError(f"the disk is full: cannot write {path}") from None

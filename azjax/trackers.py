@@ -10,8 +10,8 @@ the profiler of `train.profile`.
                (its id kept in WORKDIR/trackers.json, so a resumed run logs on), the config
                as its config; WANDB_MODE=offline writes it under WORKDIR/wandb, no account
   mlflow       MLflow (`pip install 'azjax[mlflow]'`): one MLflow run per azjax run in the
-               experiment named after the config, at `train.mlflow_uri` (default: a file
-               store in WORKDIR/mlruns), the config as params; metric names with ':'
+               experiment named after the config, at `train.mlflow_uri` (default: a SQLite
+               store, WORKDIR/mlflow.db), the config as params; metric names with ':'
                (`eval/mcts:200/score`) are logged with '_' (MLflow refuses ':')
 
 Every tracker gets each record once, from the iteration after the one a run resumed from
@@ -20,6 +20,7 @@ W&B steps only increase, MLflow keeps both values of a step).
 """
 
 import json
+import logging
 import math
 import re
 import tempfile
@@ -101,6 +102,9 @@ class Wandb:
             name=local.name,
             id=run_id,
             resume="allow",
+            # A population opens one W&B run per member in one process.
+            reinit="create_new",
+            allow_val_change=True,  # a resumed run may change train.num_iterations
             dir=directory,
             config=_flat_config(config),
         )
@@ -122,7 +126,12 @@ class Mlflow:
         from mlflow.tracking import MlflowClient  # noqa: PLC0415
 
         local = workdir_path(workdir)
-        uri = config.train.mlflow_uri or (local / "mlruns").absolute().as_uri()
+        if not config.train.mlflow_uri and not is_local(local):
+            raise UserError("train.loggers 'mlflow' with a cloud workdir needs train.mlflow_uri")
+        # MLflow's own default store: a SQLite database (its file store is deprecated).
+        uri = config.train.mlflow_uri or f"sqlite:///{local.absolute() / 'mlflow.db'}"
+        for name in ("mlflow", "alembic"):  # "Creating initial MLflow database tables..."
+            logging.getLogger(name).setLevel(logging.WARNING)
         self.client = MlflowClient(tracking_uri=uri)
         if run_id is None:
             experiment = self.client.get_experiment_by_name(config.name)
@@ -158,12 +167,13 @@ def mlflow_key(key: str) -> str:
     return re.sub(r"[^\w\-./ ]", "_", key)
 
 
-def open_trackers(config, workdir, resume_iteration: int) -> list:
+def open_trackers(config, workdir, resume_iteration: int, *, tensorboard: bool = True) -> list:
     """The trackers `config.train.loggers` names, opened for a run resumed after
-    `resume_iteration` (0: a new run); W&B and MLflow run ids are kept in the workdir."""
+    `resume_iteration` (0: a new run); W&B and MLflow run ids are kept in the workdir.
+    `tensorboard=False` (a quiet run) leaves TensorBoard out."""
     trackers = []
     loggers = tuple(config.train.loggers)
-    if "tensorboard" in loggers:
+    if "tensorboard" in loggers and tensorboard:
         trackers.append(TensorBoard(workdir, resume_iteration, config))
     ids_path = workdir_path(workdir) / IDS_FILE
     ids = json.loads(ids_path.read_text()) if ids_path.exists() else {}
@@ -187,12 +197,12 @@ class Profiler:
         self.first, self.last = (int(i) for i in iterations)
         self.directory = workdir_path(workdir) / "profile"
         self.tracing = False
+        if self.first > 0 and not is_local(self.directory):
+            raise UserError("train.profile writes its trace to a local workdir only")
 
     def before(self, iteration: int) -> None:
         """Called before `iteration` runs."""
         if self.first > 0 and iteration == self.first and not self.tracing:
-            if not is_local(self.directory):
-                raise UserError("train.profile writes its trace to a local workdir only")
             # The XPlane file (TensorBoard's profile plugin) and a Perfetto trace beside it.
             jax.profiler.start_trace(str(self.directory), create_perfetto_trace=True)
             self.tracing = True

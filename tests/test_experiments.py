@@ -32,6 +32,32 @@ def test_experiment_builds(name):
     assert pipeline.game.name.split("_")[0] in config.game
 
 
+VARIANTS = [
+    f"{name}:{variant}"
+    for name in EXPERIMENTS
+    for variant in getattr(
+        config_lib.load_module(config_lib.EXPERIMENTS_DIR / f"{name}.py", "experiment"),
+        "VARIANTS",
+        (),
+    )
+]
+
+
+def test_the_cpu_variants_are_there():
+    assert {"othello:cpu6", "othello:cpu", "gomoku_8x8:cpu", "go_9x9:cpu", "xiangqi:cpu"} <= set(
+        VARIANTS
+    )
+
+
+@pytest.mark.parametrize("spelling", VARIANTS)
+def test_every_variant_builds(spelling):
+    config = load_config(spelling)
+    assert config.name == spelling.replace(":", "_")
+    build.make_pipeline(config)
+    with pytest.raises(UserError, match="has variants"):
+        load_config(spelling.split(":")[0] + ":no_such_variant")
+
+
 @pytest.mark.parametrize(
     "spelling",
     [

@@ -43,6 +43,10 @@ def test_python_callers_get_the_extra_named_and_other_errors_unchanged(monkeypat
     with pytest.raises(ModuleNotFoundError, match=r"pip install 'azjax\[sweep\]'") as caught:
         extras.require("optuna")
     assert caught.value.name == "optuna"
+    cloud = ModuleNotFoundError("No module named 'google.cloud'", name="google.cloud.storage")
+    assert extras.missing_extra(cloud).endswith("pip install 'azjax[gcs]' (the gcs extra)")
+    # google.protobuf comes with the core (tensorboardX): no extra installs it.
+    assert extras.missing_extra(ModuleNotFoundError(name="google.protobuf")) is None
     unknown = ModuleNotFoundError("No module named 'nothing_like_it'", name="nothing_like_it")
     assert extras.missing_extra(unknown) is None
     with pytest.raises(ModuleNotFoundError, match="No module named 'nothing_like_it'"):

@@ -141,6 +141,18 @@ def test_gs_workdir_stays_a_cloud_path():
     assert str(Path("gs://bucket/runs/c4")) == "gs:/bucket/runs/c4"
 
 
+def test_copy_tree_copies_files_and_folders(tmp_path):
+    source = tmp_path / "a"
+    (source / "b" / "c").mkdir(parents=True)
+    (source / "x.csv").write_text("1")
+    (source / "b" / "c" / "y.jsonl").write_bytes(b"\x00\x01")
+    paths.copy_tree(source, tmp_path / "copy")
+    assert (tmp_path / "copy" / "x.csv").read_text() == "1"
+    assert (tmp_path / "copy" / "b" / "c" / "y.jsonl").read_bytes() == b"\x00\x01"
+    paths.copy_tree(tmp_path / "missing", tmp_path / "nothing")
+    assert not (tmp_path / "nothing").exists()
+
+
 def test_local_workdirs_stay_as_given(tmp_path):
     assert paths.workdir_path("runs/c4") == Path("runs/c4")
     assert isinstance(paths.workdir_path(tmp_path), Path)

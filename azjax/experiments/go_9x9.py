@@ -1,5 +1,13 @@
 """Go 9x9, Tromp-Taylor rules with positional superko, komi 7.5: AlphaGo Zero scaled down.
 
+Variants (`--config go_9x9:VARIANT`):
+  (none)  the accelerator config below.
+  cpu     a 2-core CPU (not yet trained to its goal): Gomoku 6x6 k4's recipe (Adam with the
+          KL-adaptive rate) on a 32-channel x 4-block network, Gumbel search at 16
+          simulations, 128 games, two hours; evaluated against random and MCTS-200 in the
+          run (pure MCTS's random playouts of Go are long: MCTS-1000 only when the zoo rates
+          the result).
+
 AlphaGo Zero (19x19): 20-40 residual blocks x 256 channels, 1600 simulations per move,
 Dirichlet alpha 0.03, temperature 1 for the first 30 moves, SGD with momentum 0.9 and a
 stepped learning rate from 1e-2, L2 1e-4. Here on 9x9: 6 blocks x 64 channels and Gumbel
@@ -12,10 +20,17 @@ positions/s; the forward pass alone is 119 ms per batch of 256); the 16 learner 
 come on top once the buffer holds `replay.min_size` positions.
 """
 
-from azjax.config import accelerator_config
+from azjax.config import accelerator_config, base_config
+from azjax.types import UserError
+
+VARIANTS = ("cpu",)
 
 
-def get_config():
+def get_config(variant: str | None = None):
+    if variant is not None:
+        if variant not in VARIANTS:
+            raise UserError(f"go_9x9 has variants {', '.join(VARIANTS)}, not {variant!r}")
+        return _cpu_config()
     config = accelerator_config()
     config.name = "go_9x9"
     config.game = "go_9x9"
@@ -26,4 +41,31 @@ def get_config():
     config.selfplay.temperature_moves = 16
     config.replay.min_size = 10_000
     config.learner.boundaries = (40_000, 80_000)
+    return config
+
+
+def _cpu_config():
+    config = base_config()
+    config.name = "go_9x9_cpu"
+    config.game = "go_9x9"
+    config.network.channels = 32
+    config.network.num_blocks = 4
+    config.network.value_hidden = 64
+    config.search.algorithm = "gumbel"
+    config.search.num_simulations = 16
+    config.search.max_num_considered_actions = 8
+    config.selfplay.batch_size = 128
+    config.selfplay.num_steps = 16
+    config.selfplay.temperature_moves = 16
+    config.replay.capacity = 100_000
+    config.replay.min_size = 4_000
+    config.learner.batch_size = 256
+    config.learner.updates_per_iteration = 16
+    config.learner.kl_target = 0.02
+    config.train.num_iterations = 10_000
+    config.train.max_minutes = 120.0
+    config.eval.every = 100
+    config.eval.num_games = 64
+    config.eval.num_simulations = 16
+    config.eval.opponents = ("random", "mcts:200")
     return config
