@@ -25,6 +25,10 @@ VARIANTS = {
     "resign": {**ALL_OFF, "selfplay.resign": "true"},
     "kl_lr": {**ALL_OFF, "learner.kl_target": "0.02"},
     "value_mix": {**ALL_OFF, "learner.value_target_mix": "0.5"},
+    # Options measured against the experiment as it is (its defaults, one changed).
+    "symmetric_eval": {"search.symmetric_eval": "true"},
+    "gumbel_8": {"search.algorithm": "gumbel", "search.num_simulations": "8"},
+    "updates_32": {"learner.updates_per_iteration": "32"},  # the replay ratio, doubled from 16
     # The two that helped most on Gomoku, together.
     "reuse_cap": {
         **ALL_OFF,

@@ -79,7 +79,7 @@ def make_searcher(
     """
     return make_search(
         game,
-        network_evaluator(game, network),
+        network_evaluator(game, network, symmetric=bool(config.search.symmetric_eval)),
         num_simulations=num_simulations or config.search.num_simulations,
         algorithm=config.search.algorithm,
         max_num_considered_actions=config.search.max_num_considered_actions,

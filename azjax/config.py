@@ -81,6 +81,9 @@ def base_config() -> ml_collections.ConfigDict:
     # next move's. On Gomoku 6x6 k4, 10 minutes on 2 CPU cores, its score against
     # 1000-simulation MCTS was 0.940 against 0.895 without (docs/results.md, "Learning faster").
     config.search.tree_reuse = True
+    # Each network evaluation in the search sees the position through a random board
+    # symmetry (AlphaGo Zero); off by default (the ablation measures it).
+    config.search.symmetric_eval = False
 
     config.selfplay = ml_collections.ConfigDict()
     config.selfplay.batch_size = 128  # games in lockstep
@@ -357,6 +360,7 @@ ADDED_KEYS = (
     "network.dtype",
     "learner.value_loss_weight",
     "search.tree_reuse",
+    "search.symmetric_eval",
     "selfplay.full_search_fraction",
     "selfplay.cheap_simulations",
     "selfplay.resign",

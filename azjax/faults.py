@@ -1,7 +1,7 @@
 """Library failures read and quieted: what an exception chain says (a full disk, a file that
-is gone), its first line for a one-line error, and orbax's log records and stray
-event-loop tracebacks kept off the terminal (every failure they report still reaches the
-caller as an exception). Standard library only."""
+is gone), its first line for a one-line error, and orbax's log records, asyncio's records of
+its abandoned failed writes and stray event-loop tracebacks kept off the terminal (every
+failure they report still reaches the caller as an exception). Standard library only."""
 
 import errno
 import logging
@@ -61,6 +61,24 @@ class _OrbaxLogFilter(logging.Filter):
         return "orbax" not in Path(record.pathname).parts
 
 
+_NEVER_RETRIEVED = ("Future exception was never retrieved", "Task exception was never retrieved")
+
+
+class _AbandonedWritesFilter(logging.Filter):
+    """Drops asyncio's "Future (or Task) exception was never retrieved" records of writes that
+    failed on a full disk or a vanished file: after the first such failure orbax stops waiting for
+    its other writes, whose same errors asyncio then logs at exit with a traceback each
+    (the first one already reached the caller, which says it in one line)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith(_NEVER_RETRIEVED):
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        if error is None:  # the message alone: the exception is in the context's text
+            return not any(w in record.getMessage() for w in (*_FULL_WORDS, *_MISSING_WORDS))
+        return not (is_disk_full(error) or is_missing_path(error))
+
+
 def quiet_unraisable(previous):
     """An unraisablehook that drops RuntimeError("Event loop is closed"): tensorstore
     finishing the reads of a restore orbax gave up on (a damaged checkpoint) after orbax
@@ -81,5 +99,8 @@ def silence_orbax() -> None:
     absl_logger = logging.getLogger("absl")
     if not any(isinstance(f, _OrbaxLogFilter) for f in absl_logger.filters):
         absl_logger.addFilter(_OrbaxLogFilter())
+    asyncio_logger = logging.getLogger("asyncio")
+    if not any(isinstance(f, _AbandonedWritesFilter) for f in asyncio_logger.filters):
+        asyncio_logger.addFilter(_AbandonedWritesFilter())
     if not getattr(sys.unraisablehook, "azjax_quiet", False):
         sys.unraisablehook = quiet_unraisable(sys.unraisablehook)

@@ -104,6 +104,7 @@ _OTHER = (
     "game_kwargs",
     "replay.augment",
     "search.tree_reuse",
+    "search.symmetric_eval",
     "selfplay.resign",
     "learner.boundaries",
     "train.gating",
@@ -164,6 +165,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "train.gating",
         "eval.elo",
         "search.tree_reuse",
+        "search.symmetric_eval",
         "selfplay.resign",
     ):
         if not isinstance(flat[key], bool):

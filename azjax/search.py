@@ -18,6 +18,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import mctx
+import numpy as np
 from flax import struct
 from mctx._src import action_selection as mctx_action_selection
 from mctx._src import search as mctx_search
@@ -68,14 +69,27 @@ def qtransform_parent_value(tree: mctx.Tree, node_index: Array) -> Array:
     return jnp.where(visited, qvalues, tree.node_values[node_index])
 
 
-def network_evaluator(game: Game, network: Network) -> Evaluator:
-    """Prior and value from the network (inference mode); `params` are `networks.Variables`."""
+def network_evaluator(game: Game, network: Network, *, symmetric: bool = False) -> Evaluator:
+    """Prior and value from the network (inference mode); `params` are `networks.Variables`.
+
+    `symmetric`: each state is seen through one of the board's symmetries drawn at random
+    (`game.apply_symmetry`; AlphaGo Zero's evaluation), and its prior mapped back, so that
+    the search averages the network's view over the symmetries instead of trusting one.
+    """
 
     def evaluate(variables, states: State, key: PRNGKey) -> tuple[Array, Array]:
-        del key
-        obs = jax.vmap(game.observe)(states)
-        logits, value, _ = network.apply(variables, obs, False)
-        return logits, value
+        obs = jax.vmap(game.observe)(states)  # [B, H, W, C]
+        if not (symmetric and game.symmetries > 1):
+            logits, value, _ = network.apply(variables, obs, False)
+            return logits, value
+        index = jax.random.randint(key, (obs.shape[0],), 0, game.symmetries)
+        dummy = jnp.zeros((obs.shape[0], game.num_actions), jnp.float32)
+        seen, _ = jax.vmap(game.apply_symmetry)(obs, dummy, index)
+        logits, value, _ = network.apply(variables, seen, False)
+        # apply_symmetry takes p to p[perm]; the network's logits over the transformed
+        # board's actions come back through the inverse permutation.
+        inverse = jnp.asarray(np.argsort(game.action_permutations(), axis=-1))[index]  # [B, A]
+        return jnp.take_along_axis(logits, inverse, axis=-1), value
 
     return evaluate
 

@@ -3,6 +3,7 @@ files vanish under a save counts as a lost path (the save is repeated), a full d
 disk, and nothing else as either (a bug shows as itself)."""
 
 import errno
+import logging
 
 import pytest
 
@@ -35,3 +36,26 @@ def test_a_full_disk_and_a_bug_are_told_apart():
     assert not faults.is_missing_path(bug) and not faults.is_disk_full(bug)
     assert faults.first_line(ValueError("one\ntwo")) == "one"
     assert faults.first_line(KeyError()) == "KeyError"
+
+
+def test_asyncio_records_of_abandoned_failed_writes_are_dropped_and_others_kept(caplog):
+    """After the first failed write orbax stops waiting for the others; asyncio logs their
+    same errors at exit ("... exception was never retrieved"), which would follow the
+    one-line error with a traceback each."""
+    faults.silence_orbax()
+    full = ValueError("RESOURCE_EXHAUSTED: Failed to write: No space left on device")
+    bug = ValueError("shapes do not match")
+    asyncio_logger = logging.getLogger("asyncio")
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        for message, error in [
+            ("Task exception was never retrieved", full),
+            ("Future exception was never retrieved", full),
+            ("Task exception was never retrieved", bug),
+            ("Unclosed client session", None),
+        ]:
+            asyncio_logger.error(message, exc_info=(type(error), error, None) if error else None)
+    assert [r.getMessage() for r in caplog.records] == [
+        "Task exception was never retrieved",
+        "Unclosed client session",
+    ]
+    assert caplog.records[0].exc_info[1] is bug

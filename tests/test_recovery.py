@@ -262,6 +262,7 @@ def test_full_disk_in_azjax_train_prints_one_line(tmp_path):
             capture_output=True, text=True, env=subprocess_env(), timeout=300,
         )  # fmt: skip
         assert result.returncode == 1, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
         (line,) = result.stderr.strip().splitlines()
         assert line.startswith("azjax: error: the disk is full"), result.stderr
         assert checkpoint_steps(workdir) == [2]

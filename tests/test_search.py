@@ -155,3 +155,33 @@ def test_return_tree_exposes_the_tree_and_changes_nothing_else(algorithm):
     np.testing.assert_array_equal(with_tree.action, plain.action)
     np.testing.assert_array_equal(with_tree.action_weights, plain.action_weights)
     np.testing.assert_array_equal(with_tree.value, plain.value)
+
+
+@pytest.mark.parametrize("game_name", ["tic_tac_toe", "connect_four"])
+def test_symmetric_evaluation_sees_each_state_through_one_symmetry(game_name):
+    """Each state's prior is the network's prior of the state seen through some symmetry s,
+    mapped back (checked forward: `apply_symmetry` of the prior gives the network's output
+    on the transformed observation), with that view's value; several s are drawn."""
+    game = games.make(game_name)
+    network = make_network(
+        game.observation_shape, game.num_actions, channels=8, num_blocks=1, value_hidden=8
+    )
+    variables = network.init(jax.random.PRNGKey(1))
+    states = batch(*[play(game, moves) for moves in ([], [0], [1, 2], [2, 0, 1], [0, 1]) * 4])
+    logits, value = network_evaluator(game, network, symmetric=True)(
+        variables, states, jax.random.PRNGKey(3)
+    )
+    obs = jax.vmap(game.observe)(states)
+    drawn = set()
+    for i in range(obs.shape[0]):
+        for s in range(game.symmetries):
+            seen, mapped = game.apply_symmetry(obs[i], logits[i], jnp.int32(s))
+            direct, direct_value, _ = network.apply(variables, seen[None], False)
+            if np.allclose(mapped, direct[0], atol=1e-5) and np.isclose(value[i], direct_value[0]):
+                drawn.add(s)
+                break
+        else:
+            raise AssertionError(f"state {i}: no symmetry explains its prior")
+    assert len(drawn) > 1, drawn
+    plain = network_evaluator(game, network)(variables, states, jax.random.PRNGKey(3))
+    assert not np.allclose(plain[0], logits)  # not the plain evaluation

@@ -112,6 +112,10 @@ class Game(abc.ABC):
         obs = obs.reshape(height * width, planes)[board_perm].reshape(height, width, planes)
         return obs, policy[action_perm]
 
+    def action_permutations(self) -> np.ndarray:
+        """[S, A] int32: symmetry s takes a policy p over actions to `p[perms[s]]`."""
+        return self._action_perms
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
