@@ -20,7 +20,7 @@ positions/s; the forward pass alone is 119 ms per batch of 256); the 16 learner 
 come on top once the buffer holds `replay.min_size` positions.
 """
 
-from azjax.config import accelerator_config, base_config
+from azjax.config import accelerator_config, cpu_config
 from azjax.types import UserError
 
 VARIANTS = ("cpu",)
@@ -45,27 +45,14 @@ def get_config(variant: str | None = None):
 
 
 def _cpu_config():
-    config = base_config()
-    config.name = "go_9x9_cpu"
-    config.game = "go_9x9"
-    config.network.channels = 32
+    config = cpu_config("go_9x9_cpu", "go_9x9")
     config.network.num_blocks = 4
-    config.network.value_hidden = 64
     config.search.algorithm = "gumbel"
     config.search.num_simulations = 16
     config.search.max_num_considered_actions = 8
-    config.selfplay.batch_size = 128
-    config.selfplay.num_steps = 16
     config.selfplay.temperature_moves = 16
     config.replay.capacity = 100_000
     config.replay.min_size = 4_000
-    config.learner.batch_size = 256
-    config.learner.updates_per_iteration = 16
-    config.learner.kl_target = 0.02
-    config.train.num_iterations = 10_000
-    config.train.max_minutes = 120.0
-    config.eval.every = 100
-    config.eval.num_games = 64
     config.eval.num_simulations = 16
     config.eval.opponents = ("random", "mcts:200")
     return config

@@ -9,13 +9,15 @@ Variants (`--config gomoku_8x8:VARIANT`):
           MCTS-1000.
 """
 
-from azjax.config import base_config
+from azjax.config import base_config, cpu_config
 from azjax.types import UserError
 
 VARIANTS = ("cpu",)
 
 
 def get_config(variant: str | None = None):
+    if variant is not None:
+        return _cpu_config(variant)
     config = base_config()
     config.name = "gomoku_8x8"
     config.game = "gomoku_8x8"
@@ -36,22 +38,13 @@ def get_config(variant: str | None = None):
     config.eval.num_games = 64
     config.eval.num_simulations = 64
     config.eval.opponents = ("random", "mcts:1000")
-    if variant is None:
-        return config
+    return config
+
+
+def _cpu_config(variant: str):
     if variant not in VARIANTS:
         raise UserError(f"gomoku_8x8 has variants {', '.join(VARIANTS)}, not {variant!r}")
-    config.name = f"gomoku_8x8_{variant}"
-    config.network.channels = 32
-    config.network.num_blocks = 3
-    config.search.num_simulations = 32
-    config.selfplay.batch_size = 128
-    config.replay.capacity = 60_000
-    config.replay.min_size = 2_000
-    config.learner.batch_size = 256
-    config.learner.kl_target = 0.02
-    config.train.num_iterations = 10_000
-    config.train.max_minutes = 120.0
-    config.eval.num_simulations = 32
-    # MCTS-1000's random rollouts run long on 8x8: evaluate rarely.
-    config.eval.every = 100
+    config = cpu_config(f"gomoku_8x8_{variant}", "gomoku_8x8")
+    config.search.dirichlet_alpha = 0.15
+    config.selfplay.temperature_moves = 8
     return config

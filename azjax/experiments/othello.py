@@ -9,13 +9,15 @@ Variants (`--config othello:VARIANT`):
   cpu      8x8 on a 2-core CPU: the same network, two hours, rated against MCTS-1000.
 """
 
-from azjax.config import base_config
+from azjax.config import base_config, cpu_config
 from azjax.types import UserError
 
 VARIANTS = ("cpu6", "cpu")
 
 
 def get_config(variant: str | None = None):
+    if variant is not None:
+        return _cpu_config(variant)
     config = base_config()
     config.name = "othello"
     config.game = "othello"
@@ -36,34 +38,22 @@ def get_config(variant: str | None = None):
     config.eval.num_games = 64
     config.eval.num_simulations = 64
     config.eval.opponents = ("random", "mcts:400")
-    if variant is None:
-        return config
+    return config
+
+
+def _cpu_config(variant: str):
     if variant not in VARIANTS:
         raise UserError(f"othello has variants {', '.join(VARIANTS)}, not {variant!r}")
     # The CPU variants: Gomoku 6x6 k4's recipe (it reached 0.945 against MCTS-1000 in
-    # 10 minutes), with AlphaZero_Gomoku's KL-adaptive rate.
-    config.name = f"othello_{variant}"
-    config.network.channels = 32
-    config.network.num_blocks = 3
-    config.network.value_hidden = 64
-    config.search.num_simulations = 32
-    config.selfplay.batch_size = 128
-    config.selfplay.num_steps = 16
-    config.replay.capacity = 60_000
-    config.replay.min_size = 2_000
-    config.learner.batch_size = 256
-    config.learner.kl_target = 0.02
-    config.train.num_iterations = 10_000
-    config.eval.num_simulations = 32
-    config.eval.opponents = ("random", "mcts:1000")
-    # Pure MCTS-1000 plays Othello slowly (random rollouts of ~30 plies per simulation): one
-    # evaluation of 64 games against it and 64 against random took 9 minutes on 6x6 on a
-    # loaded 2-core CPU, so the CPU runs evaluate rarely.
+    # 10 minutes). Pure MCTS-1000 plays Othello slowly (random rollouts of ~30 plies per
+    # simulation): one evaluation of 64 games against it and 64 against random took 9
+    # minutes on 6x6 on a loaded 2-core CPU, so the CPU runs evaluate rarely.
+    config = cpu_config(f"othello_{variant}", "othello_6x6" if variant == "cpu6" else "othello")
+    config.search.dirichlet_alpha = 1.0
     config.eval.every = 150
     if variant == "cpu6":
-        config.game = "othello_6x6"
         config.selfplay.temperature_moves = 8
         config.train.max_minutes = 60.0
     else:
-        config.train.max_minutes = 120.0
+        config.selfplay.temperature_moves = 12
     return config

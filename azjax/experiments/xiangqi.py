@@ -16,7 +16,7 @@ Variants (`--config xiangqi:VARIANT`):
        search at 16 simulations, 64 games, two hours; evaluated against random and MCTS-100.
 """
 
-from azjax.config import accelerator_config, base_config
+from azjax.config import accelerator_config, cpu_config
 from azjax.types import UserError
 
 VARIANTS = ("cpu",)
@@ -42,27 +42,15 @@ def get_config(variant: str | None = None):
 
 
 def _cpu_config():
-    config = base_config()
-    config.name = "xiangqi_cpu"
-    config.game = "xiangqi"
-    config.network.channels = 32
-    config.network.num_blocks = 3
-    config.network.value_hidden = 64
+    config = cpu_config("xiangqi_cpu", "xiangqi")
     config.search.algorithm = "gumbel"
     config.search.num_simulations = 16
     config.search.max_num_considered_actions = 8
     config.selfplay.batch_size = 64
-    config.selfplay.num_steps = 16
     config.selfplay.temperature_moves = 20
     config.replay.capacity = 40_000  # 14 KB a position: 560 MB
-    config.replay.min_size = 2_000
-    config.learner.batch_size = 256
     config.learner.updates_per_iteration = 8
-    config.learner.kl_target = 0.02
-    config.train.num_iterations = 10_000
-    config.train.max_minutes = 120.0
     config.eval.every = 50
-    config.eval.num_games = 64
     config.eval.num_simulations = 16
     config.eval.opponents = ("random", "mcts:100")
     return config
