@@ -12,6 +12,15 @@ from pathlib import Path
 
 import ml_collections
 
+# The key tables (resumable, gating, added, tunable), re-exported.
+from azjax.config_keys import (  # noqa: F401
+    ADDED_KEYS,
+    GATING_KEYS,
+    OLD_VALUES,
+    RESUMABLE_KEYS,
+    TUNABLE_KEYS,
+)
+
 # Finding and loading the files, re-exported (`config.find_experiment` and the rest).
 from azjax.experiment_files import (  # noqa: F401
     EXPERIMENTS_DIR,
@@ -345,80 +354,6 @@ def apply_overrides(config: ml_collections.ConfigDict, overrides: dict[str, str]
         node[parts[-1]] = _parse_value(key, text, current)
     validate(config)
     return config
-
-
-# Keys that may change when resuming without changing what the run computes: the iteration
-# budget, checkpoint cadence and evaluation. Also left out of the compiled-function cache key.
-RESUMABLE_KEYS = (
-    "train.num_iterations",
-    "train.max_minutes",
-    "train.checkpoint_every",
-    "train.keep_checkpoints",
-    "train.loggers",
-    "train.wandb_project",
-    "train.mlflow_uri",
-    "train.profile",
-    "eval.every",
-    "eval.num_games",
-    "eval.opponents",
-    "eval.num_simulations",
-    "eval.elo",
-    "eval.elo_anchor",
-    "eval.elo_ratings",
-)
-# Keys that change what a run computes (not resumable) but not its compiled step functions:
-# gating decides which network self-play passes to them. Left out of the cache key. Also
-# `train.gating_every`: another cadence picks other best networks, so other self-play games.
-GATING_KEYS = (
-    "train.gating",
-    "train.gating_every",
-    "train.gating_games",
-    "train.gating_threshold",
-)
-# Keys added after runs were saved: a config.json without them gets their defaults, which
-# compute what those runs computed, or the value given here where the default changed.
-ADDED_KEYS = (
-    *GATING_KEYS,
-    "train.loggers",
-    "train.wandb_project",
-    "train.mlflow_uri",
-    "train.profile",
-    "eval.elo",
-    "eval.elo_anchor",
-    "eval.elo_ratings",
-    "network.dtype",
-    "learner.value_loss_weight",
-    "search.tree_reuse",
-    "search.symmetric_eval",
-    "selfplay.full_search_fraction",
-    "selfplay.cheap_simulations",
-    "selfplay.resign",
-    "selfplay.resign_threshold",
-    "selfplay.resign_check_fraction",
-    "selfplay.resign_false_positives",
-    "learner.value_target_mix",
-    "learner.kl_target",
-)
-OLD_VALUES = {
-    "search.tree_reuse": False,
-    "selfplay.full_search_fraction": 1.0,
-    "selfplay.resign": False,
-    "learner.value_target_mix": 0.0,
-    "learner.kl_target": 0.0,
-}
-# Keys whose values reach the step functions as arguments (`build.Hyperparams`), not as
-# compiled constants; with `name` and `seed` they do not change the compiled functions.
-TUNABLE_KEYS = (
-    "learner.learning_rate",
-    "learner.weight_decay",
-    "learner.value_loss_weight",
-    "selfplay.temperature_moves",
-    "search.dirichlet_alpha",
-    "search.dirichlet_fraction",
-    "search.pb_c_init",
-    "search.pb_c_base",
-    "search.gumbel_scale",
-)
 
 
 def pipeline_key(config: ml_collections.ConfigDict) -> str:
