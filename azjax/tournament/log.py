@@ -16,6 +16,7 @@ import json
 import os
 from pathlib import Path
 
+from azjax.paths import write_atomically
 from azjax.types import UserError
 
 SETTINGS = "tournament.json"
@@ -110,7 +111,6 @@ def read_settings(directory: str | Path) -> dict:
 
 def write_settings(directory: str | Path, settings: dict) -> None:
     """Writes the settings atomically (a temporary file renamed over the old one)."""
-    path = Path(directory) / SETTINGS
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(settings, indent=1, sort_keys=True) + "\n")
-    os.replace(temporary, path)
+    write_atomically(
+        Path(directory) / SETTINGS, (json.dumps(settings, indent=1, sort_keys=True) + "\n").encode()
+    )
