@@ -29,6 +29,7 @@ VARIANTS = {
     "symmetric_eval": {"search.symmetric_eval": "true"},
     "gumbel_8": {"search.algorithm": "gumbel", "search.num_simulations": "8"},
     "updates_32": {"learner.updates_per_iteration": "32"},  # the replay ratio, doubled from 16
+    "forced_playouts": {"search.forced_playouts": "2.0"},  # KataGo's k
     # The two that helped most on Gomoku, together.
     "reuse_cap": {
         **ALL_OFF,

@@ -13,6 +13,7 @@ protocols, cli) call these functions. A config is split in two here:
 
 import dataclasses
 
+import jax
 import ml_collections
 import numpy as np
 from flax import struct
@@ -33,9 +34,15 @@ def make_game(config: ml_collections.ConfigDict) -> Game:
 
 
 def make_network_for(config: ml_collections.ConfigDict, game: Game) -> Network:
-    """The network of `config.network`, sized for `game`."""
+    """The network of `config.network`, sized for `game`.
+
+    Its `apply` is jitted. Inside a compiled step that changes no result (XLA inlines a
+    nested call), but each call site then traces a cached call instead of the whole
+    network: the learner's `chunk` unrolled updates traced in 12 s, growing with the square
+    of `chunk` (a Flax BatchNorm statistics write inside a trace makes JAX scan the whole
+    trace so far), and in 1 s jitted (Connect Four 64 x 4, chunk 8; docs/architecture.md)."""
     network = config.network
-    return make_network(
+    built = make_network(
         tuple(game.observation_shape),
         game.num_actions,
         channels=network.channels,
@@ -45,6 +52,7 @@ def make_network_for(config: ml_collections.ConfigDict, game: Game) -> Network:
         value_hidden=network.value_hidden,
         dtype=network.dtype,
     )
+    return built._replace(apply=jax.jit(built.apply, static_argnums=2))
 
 
 def make_search_params(config: ml_collections.ConfigDict, *, explore: bool) -> SearchParams:
@@ -89,6 +97,8 @@ def make_searcher(
         tree_reuse=(
             bool(config.search.tree_reuse) and config.search.algorithm == "puct" and not return_tree
         ),
+        # Self-play's searches only: an agent's move is its most visited either way.
+        forced_playouts=float(config.search.forced_playouts) if explore else 0.0,
     )
 
 
@@ -155,6 +165,67 @@ def _as_float32(params: SearchParams) -> SearchParams:
     """`params` with every field a float32 scalar."""
     return SearchParams(
         **{f.name: np.float32(getattr(params, f.name)) for f in dataclasses.fields(params)}
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSettings:
+    """A run's bookkeeping, read once from `train.*`, `eval.every` and the self-play sizes: what
+    the host loop (`host_loop`) needs beside the compiled steps."""
+
+    name: str  # the run's name (the experiment's, or the game's)
+    num_iterations: int  # the iteration budget
+    max_minutes: float  # wall-clock budget; 0: none
+    checkpoint_every: int  # iterations between checkpoints
+    keep_checkpoints: int  # newest checkpoints kept
+    eval_every: int  # iterations between evaluations; 0: none
+    positions_per_iteration: int  # self-play positions per iteration (games x plies)
+    profile: tuple[int, int]  # first and last iteration traced; (0, 0): none
+    gating: bool  # self-play plays the best network so far (`gating`)
+
+
+def make_run_settings(config: ml_collections.ConfigDict) -> RunSettings:
+    train = config.train
+    return RunSettings(
+        name=config.name or config.game,
+        num_iterations=int(train.num_iterations),
+        max_minutes=float(train.max_minutes),
+        checkpoint_every=int(train.checkpoint_every),
+        keep_checkpoints=int(train.keep_checkpoints),
+        eval_every=int(config.eval.every),
+        positions_per_iteration=int(config.selfplay.batch_size * config.selfplay.num_steps),
+        profile=tuple(int(i) for i in train.profile),
+        gating=bool(train.gating),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalSettings:
+    """What a run's evaluation plays (`evaluation.make_evaluation`), read once from `eval.*`."""
+
+    opponents: tuple[str, ...]  # opponent specs (`config.parse_opponent_spec`)
+    num_games: int  # games against each opponent, half as first player
+    seed: int  # draws the games
+    # The Elo estimate's settings, None when `eval.elo` is off: the anchor opponent, a ratings
+    # file, and the config's game name and kwargs (a preset such as "gomoku_6x6_k4" is
+    # `Gomoku` named "gomoku" with the preset's board, which the game object's name would lose).
+    elo: dict | None
+
+
+def make_eval_settings(config: ml_collections.ConfigDict) -> EvalSettings:
+    elo = None
+    if config.eval.elo:
+        elo = {
+            "anchor": config.eval.elo_anchor,
+            "ratings": config.eval.elo_ratings,
+            "game": config.game,
+            "game_kwargs": dict(config.game_kwargs),
+        }
+    return EvalSettings(
+        opponents=tuple(config.eval.opponents),
+        num_games=int(config.eval.num_games),
+        seed=int(config.seed),
+        elo=elo,
     )
 
 

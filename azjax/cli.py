@@ -31,12 +31,18 @@ from azjax.extras import missing_extra
 
 
 def _train(args, overrides) -> int:
+    if args.print_config:
+        return _print_config(args, overrides)
+    return _joined(args, lambda: _train_run(args, overrides))
+
+
+def _joined(args, command) -> int:
+    """Runs `command()` in this process joined to the others the flags name (one process
+    without them)."""
     import os  # noqa: PLC0415
 
     from azjax import distributed  # noqa: PLC0415
 
-    if args.print_config:
-        return _print_config(args, overrides)
     try:
         # Before anything computes with JAX (loading a config builds its game).
         distributed.initialize(
@@ -46,7 +52,7 @@ def _train(args, overrides) -> int:
             auto=args.distributed == "auto",
             timeout_s=args.distributed_timeout,
         )
-        return _train_run(args, overrides)
+        return command()
     except distributed.JoinError as error:
         # JAX's runtime still waits for the missing processes: exit without its shutdown.
         sys.stdout.flush()
@@ -416,7 +422,7 @@ def _main(argv: list[str]) -> int:
         if args.command == "sweep":
             from azjax.sweeps import command  # noqa: PLC0415
 
-            return command.main(args, overrides)
+            return _joined(args, lambda: command.main(args, overrides))
         if memory and args.search_options:
             from azjax.bench import search_options  # noqa: PLC0415
 

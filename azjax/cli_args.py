@@ -113,27 +113,7 @@ def parser() -> argparse.ArgumentParser:
         help="resume a workdir even though its saved config differs",
     )
     train.add_argument("--devices", type=_count(1), default=None, help="use the first N devices")
-    hosts = train.add_argument_group(
-        "many hosts", "one run over the devices of several processes, the same command on each"
-    )
-    hosts.add_argument(
-        "--coordinator", default=None, metavar="HOST:PORT", help="process 0's address"
-    )
-    hosts.add_argument("--num-processes", type=_count(1), default=None, metavar="N")
-    hosts.add_argument("--process-id", type=_count(0), default=None, metavar="I", help="0 to N-1")
-    hosts.add_argument(
-        "--distributed",
-        choices=("auto",),
-        default=None,
-        help="auto: read the processes from the cluster (Cloud TPU, SLURM, Open MPI)",
-    )
-    hosts.add_argument(
-        "--distributed-timeout",
-        type=_count(1),
-        default=300,
-        metavar="S",
-        help="seconds to wait for every process to join (default 300)",
-    )
+    add_hosts_arguments(train, "one run over the devices of several processes")
 
     evaluate = commands.add_parser("evaluate", help="play a trained agent against an opponent")
     _agent_arguments(evaluate, "run directory of the agent")
@@ -269,7 +249,9 @@ def parser() -> argparse.ArgumentParser:
         "tournament",
         help="play checkpoints, baselines and engines against each other; Elo ratings",
     )
-    tournament.add_argument("--dir", required=True, help="tournament directory (resumes)")
+    tournament.add_argument(
+        "--dir", required=True, help="tournament directory, a path or gs://... (resumes)"
+    )
     tournament.add_argument(
         "--players",
         nargs="+",
@@ -308,7 +290,8 @@ def parser() -> argparse.ArgumentParser:
     from azjax.ablation_args import add_parser as add_ablation  # noqa: PLC0415
     from azjax.sweeps.arguments import add_parser as add_sweep  # noqa: PLC0415
 
-    add_sweep(commands, _count)
+    sweep = add_sweep(commands, _count)
+    add_hosts_arguments(sweep, "one worker over the devices of several processes (a pod slice)")
     add_ablation(commands, _count, _even_count)
     commands.add_parser("games", help="list the registered games")
 
@@ -328,3 +311,26 @@ def parser() -> argparse.ArgumentParser:
     zoo.add_argument("--notes", default="", help="--export: a note shown with the agent")
     zoo.add_argument("--seed", type=_count(0), default=0)
     return parser
+
+
+def add_hosts_arguments(command, what: str) -> None:
+    """The flags that join a command's process to others (`distributed.initialize`)."""
+    hosts = command.add_argument_group("many hosts", f"{what}, the same command on each")
+    hosts.add_argument(
+        "--coordinator", default=None, metavar="HOST:PORT", help="process 0's address"
+    )
+    hosts.add_argument("--num-processes", type=_count(1), default=None, metavar="N")
+    hosts.add_argument("--process-id", type=_count(0), default=None, metavar="I", help="0 to N-1")
+    hosts.add_argument(
+        "--distributed",
+        choices=("auto",),
+        default=None,
+        help="auto: read the processes from the cluster (Cloud TPU, SLURM, Open MPI)",
+    )
+    hosts.add_argument(
+        "--distributed-timeout",
+        type=_count(1),
+        default=300,
+        metavar="S",
+        help="seconds to wait for every process to join (default 300)",
+    )

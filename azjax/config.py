@@ -94,6 +94,10 @@ def base_config() -> ml_collections.ConfigDict:
     # Each network evaluation in the search sees the position through a random board
     # symmetry (AlphaGo Zero); off by default (the ablation measures it).
     config.search.symmetric_eval = False
+    # KataGo's forced playouts with policy target pruning in self-play's PUCT search: k (0:
+    # off; KataGo uses 2). A root child short of sqrt(k * prior * visits) visits is visited
+    # next, and those forced visits come off the policy target (azjax/forced_playouts.py).
+    config.search.forced_playouts = 0.0
 
     config.selfplay = ml_collections.ConfigDict()
     config.selfplay.batch_size = 128  # games in lockstep

@@ -48,6 +48,7 @@ ADDED_KEYS = (
     "learner.value_loss_weight",
     "search.tree_reuse",
     "search.symmetric_eval",
+    "search.forced_playouts",
     "selfplay.full_search_fraction",
     "selfplay.cheap_simulations",
     "selfplay.resign",

@@ -22,6 +22,7 @@ A process whose join failed cannot use JAX's distributed runtime any more and sh
 """
 
 import hashlib
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -239,6 +240,18 @@ def agree(value: float) -> float:
     if process_count() == 1:
         return value
     return float(multihost_utils.broadcast_one_to_all(np.float32(value)))
+
+
+def broadcast_json(value: Any = None) -> Any:
+    """Process 0's `value` (anything `json` writes), on every process (a collective)."""
+    if process_count() == 1:
+        return value
+    data = json.dumps(value).encode() if is_primary() else b""
+    size = int(multihost_utils.broadcast_one_to_all(np.int32(len(data))))
+    buffer = np.zeros(size, np.uint8)
+    if is_primary():
+        buffer[:] = np.frombuffer(data, np.uint8)
+    return json.loads(bytes(np.asarray(multihost_utils.broadcast_one_to_all(buffer))).decode())
 
 
 def barrier(name: str) -> None:

@@ -2,7 +2,7 @@
 fixed ones.
 
     evaluation = make_evaluation(game, searcher, opponents=("random", "mcts:200"),
-                                 num_games=40, seed=0, elo=anchors.settings(config))
+                                 num_games=40, seed=0, elo=build.make_eval_settings(config).elo)
     evaluation.begin(variables, records, workdir)   # the anchors rated once per run
     metrics = evaluation(variables, iteration)      # eval/OPP/win_rate, ..., eval/elo
 
@@ -18,11 +18,14 @@ import tempfile
 from pathlib import Path
 
 import jax
+import ml_collections
 import numpy as np
 
-from azjax import arena, tournament
+from azjax import arena, build, tournament
+from azjax import config as config_lib
 from azjax.agent import make_opponent
 from azjax.arena import search_player
+from azjax.build import Pipeline
 from azjax.config import parse_opponent_spec
 from azjax.engines import open_player
 from azjax.games import Game
@@ -276,3 +279,26 @@ def calibrate(
         if local != directory:
             copy_tree(local, directory)
     return {s: float(ratings.elo[ratings.players.index(s)]) for s in specs}
+
+
+_EVALUATIONS: dict = {}
+
+
+def evaluation_for(config: ml_collections.ConfigDict, pipeline: Pipeline) -> Evaluation:
+    """The run's evaluation, shared between runs of this process with the same settings."""
+    settings = build.make_eval_settings(config)
+    key = ("eval", config_lib.pipeline_key(config), config_lib.evaluation_key(config))
+    # A `workdir:` opponent is read from disk: its checkpoint may have changed since.
+    if any(parse_opponent_spec(s)[0] == "workdir" for s in settings.opponents):
+        _EVALUATIONS.pop(key, None)
+    if key not in _EVALUATIONS:
+        searcher = build.make_agent_searcher(config, pipeline.game, pipeline.network)
+        _EVALUATIONS[key] = make_evaluation(
+            pipeline.game,
+            searcher,
+            opponents=settings.opponents,
+            num_games=settings.num_games,
+            seed=settings.seed,
+            elo=settings.elo,
+        )
+    return _EVALUATIONS[key]

@@ -48,6 +48,22 @@ def read_metrics(workdir: str | Path) -> list[dict]:
     return records
 
 
+def iteration_record(settings, state, metrics: dict, seconds: float, elapsed: float):
+    """The `metrics.jsonl` record of an iteration (before evaluation) of the run `settings`
+    (`build.RunSettings`): `metrics` with the counters of `state` (its `iteration`,
+    `num_games`, `num_positions`) and the times."""
+    record = {"iteration": int(state.iteration), **{k: float(v) for k, v in metrics.items()}}
+    record.update(
+        wall_time=elapsed,
+        iteration_seconds=seconds,
+        positions_per_second=settings.positions_per_iteration / seconds,
+        games_per_second=record["games"] / seconds,
+        total_games=int(state.num_games),
+        total_positions=int(state.num_positions),
+    )
+    return record
+
+
 class MetricsWriter:
     """Appends iteration records to `workdir/metrics.jsonl` and TensorBoard event files.
 
@@ -216,26 +232,27 @@ def print_progress(record: dict, stream=None, **kwargs) -> None:
 
 
 class Progress:
-    """Per-iteration progress: a tqdm.auto bar, the `azjax train` line, or nothing."""
+    """Per-iteration progress of a run (`build.RunSettings`): a tqdm.auto bar, the `azjax
+    train` line, or nothing."""
 
-    def __init__(self, config, mode: str):
-        self.config, self.mode, self.bar = config, mode, None
+    def __init__(self, settings, mode: str):
+        self.settings, self.mode, self.bar = settings, mode, None
 
     def start(self, iteration: int) -> None:
         if self.mode == "bar":
             from tqdm.auto import tqdm  # noqa: PLC0415  (a widget in Jupyter, text elsewhere)
 
             self.bar = tqdm(
-                total=self.config.train.num_iterations,
+                total=self.settings.num_iterations,
                 initial=iteration,
-                desc=self.config.name or self.config.game,
+                desc=self.settings.name,
                 unit="it",
                 dynamic_ncols=True,
             )
 
     def update(self, record: dict, eta: float) -> None:
         if self.mode == "lines":
-            print_progress(record, num_iterations=self.config.train.num_iterations, eta=eta)
+            print_progress(record, num_iterations=self.settings.num_iterations, eta=eta)
         elif self.bar is not None:
             self.bar.set_postfix_str(progress_summary(record), refresh=False)
             self.bar.update(1)

@@ -20,9 +20,6 @@ With `pbt` (`azjax.pbt.PBT`) the members exploit and explore every `pbt.every` i
 """
 
 import functools
-import json
-import time
-import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -33,16 +30,25 @@ import ml_collections
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from azjax import build, compiled, distributed, interrupt, train
+from azjax import compiled, distributed, interrupt
 from azjax import config as config_lib
 from azjax import pbt as pbt_lib
 from azjax.build import Pipeline
-from azjax.checkpoint import Checkpointer, join_state, split_state
-from azjax.metrics import MetricsWriter, Progress, progress_line
+from azjax.host_loop import HostLoop, Member, member, stack
 from azjax.paths import workdir_path
 from azjax.runs import prepare_workdir
-from azjax.steps import TrainerState, init_state, learn_step, play_step, relayout
+from azjax.steps import TrainerState, init_state, learn_step, play_step
 from azjax.types import UserError
+
+__all__ = [
+    "CompiledPopulation",
+    "compile_population",
+    "hyperparameters",
+    "member",
+    "stack",
+    "train_population",
+    "with_hyperparameters",
+]
 
 _COMPILED: dict = {}
 
@@ -110,16 +116,6 @@ def compile_population(config, num_members: int, mesh=None) -> CompiledPopulatio
     return _COMPILED[key]
 
 
-def member(tree, index: int):
-    """Member `index` of a stacked [K, ...] tree."""
-    return jax.tree.map(lambda x: x[index], tree)
-
-
-def stack(trees: Sequence):
-    """The [K, ...] tree of K members' trees."""
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
-
-
 def _select(active, new, old):
     """`new` for the active members, `old` for the frozen ones."""
 
@@ -162,8 +158,6 @@ def _check(configs, workdirs) -> None:
         )
     if any(c.train.gating for c in configs):
         raise UserError("train.gating is not supported in populations")
-    if distributed.process_count() > 1:
-        raise UserError("populations run in one process (a sweep runs one per host)")
 
 
 def train_population(
@@ -202,247 +196,99 @@ def train_population(
         raise UserError(f"progress must be 'bar', 'lines' or 'none', not {progress!r}")
     if pbt is not None:
         pbt = pbt.check(configs)
-    log = (lambda *_: None) if quiet else print
+    primary = distributed.is_primary()  # the process that prints and writes the files
+    log = (lambda *_: None) if quiet or not primary else print
     with interrupt.deferred():
         for config, workdir in zip(configs, workdirs, strict=True):
-            prepare_workdir(config, workdir, allow_config_change=False)
+            distributed.check_same_run(config, workdir)
+            prepare_workdir(config, workdir, allow_config_change=False, write=primary)
         run = compile_population(configs[0], len(configs), mesh)
         single = compiled.compile_run(configs[0], mesh)
-        checkpointers = [
-            Checkpointer(
-                w,
-                max_to_keep=c.train.keep_checkpoints,
-                save_interval_steps=c.train.checkpoint_every,
-            )
-            for c, w in zip(configs, workdirs, strict=True)
-        ]
+        members = [Member.open(c, w) for c, w in zip(configs, workdirs, strict=True)]
+        loop = PopulationLoop(
+            run,
+            single,
+            members,
+            stacked=True,
+            log=log,
+            primary=primary,
+            tensorboard=not quiet,
+            pbt=pbt,
+        )
         try:
-            return _Loop(configs, workdirs, run, single, checkpointers, log, pbt).train(
-                progress="none" if quiet else progress, callback=callback, tensorboard=not quiet
-            )
+            loop.train(progress="none" if quiet or not primary else progress, callback=callback)
         finally:
-            for checkpointer in checkpointers:
-                checkpointer.close()
+            for m in members:
+                m.checkpointer.close()
+        return [m.writer.records[-1] if m.writer.records else None for m in members]
 
 
-class _Loop:
-    """The host loop of a population (`train.train`'s, per member)."""
+class PopulationLoop(HostLoop):
+    """The host loop (`host_loop.HostLoop`) of a population: each member's hyperparameters
+    in its records and checkpoints, and PBT's exploit and explore."""
 
-    def __init__(self, configs, workdirs, run, single, checkpointers, log, pbt):
-        self.configs, self.workdirs, self.run, self.single = configs, workdirs, run, single
-        self.checkpointers, self.log, self.pbt = checkpointers, log, pbt
-        self.size = len(configs)
-
-    def restore(self, tensorboard: bool):
-        """The stacked state, each member from its newest checkpoint; the metrics writers."""
-        fresh = self.run.init(jnp.stack([jax.random.PRNGKey(c.seed) for c in self.configs]))
-        steps = [set(c.all_steps()) for c in self.checkpointers]
+    def __init__(self, *args, pbt: pbt_lib.PBT | None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pbt = pbt
+        steps = [set(m.checkpointer.all_steps()) for m in self.members]
         common = set.intersection(*steps) if all(steps) else set()
-        members, self.writers = [], []
-        for index, (config, workdir) in enumerate(zip(self.configs, self.workdirs, strict=True)):
-            checkpointer, like = self.checkpointers[index], member(fresh, index)
-            restored = None
-            if self.pbt is not None and common and len(set(map(max, steps))) > 1:
-                # PBT members decide together: resume all at their newest common iteration.
-                restored = checkpointer.restore(max(common), *split_state(like))
-            elif steps[index]:
-                restored = checkpointer.restore_newest(*split_state(like))
-                if restored is None:
-                    raise UserError(
-                        f"no readable checkpoint in {checkpointer.directory}; start that member "
-                        "over in another workdir"
-                    )
-            history, start = None, 0
-            if restored is not None:
-                state = jax.device_put(
-                    join_state(like, restored.params, restored.trainer), self.single.shardings
-                )
-                like = relayout(state, self.single.shardings, self.single.pipeline.num_shards)
-                history, start = restored.metrics, restored.step
-                if restored.config is not None:  # hyperparameters PBT changed
-                    saved = config_lib.from_dict(restored.config, source=str(workdir))
-                    self.configs[index] = with_hyperparameters(config, hyperparameters(saved))
-                self.log(f"resuming {workdir} from iteration {restored.step}")
-            if self.pbt is not None:
-                pbt_lib.truncate_log(workdir, start)
-            members.append(like)
-            self.writers.append(
-                MetricsWriter(
-                    workdir,
-                    history=history,
-                    resume_iteration=start,
-                    tensorboard=tensorboard,
-                    config=self.configs[index],
-                )
-            )
-        return jax.device_put(stack(members), self.run.shardings)
+        # PBT members decide together: resume all at their newest common iteration.
+        self.common = None
+        if pbt is not None and common and len(set(map(max, steps))) > 1:
+            self.common = max(common)
 
-    def evaluations(self, state):
-        """Each member's evaluation (None where it has none): one compiled set of matches per
-        distinct evaluation setting, forked per member, anchors rated once and shared."""
-        result, begun = [], {}
-        for index, config in enumerate(self.configs):
-            if config.eval.every <= 0:
-                result.append(None)
-                continue
-            # The seed only draws the games: members differing in it share compiled matches.
-            unseeded = with_hyperparameters(config, {})
-            unseeded.seed = 0
-            shared = train.evaluation_for(unseeded, self.run.pipeline)
-            evaluation = shared.fork(seed=config.seed)
-            variables = member(state.train_state.variables, index)
-            evaluation.begin(
-                variables,
-                self.writers[index].records,
-                self.workdirs[index],
-                anchors_from=begun.get(id(shared)),
-            )
-            begun.setdefault(id(shared), evaluation)
-            result.append(evaluation)
-        return result
+    def resume_step(self, index: int) -> int | None:
+        return self.common
 
-    def hyper(self):
-        return stack([build.make_hyperparams(c) for c in self.configs])
+    def restored(self, index: int, restored, start: int) -> None:
+        member = self.members[index]
+        if restored is not None and restored.config is not None:  # hyperparameters PBT changed
+            saved = config_lib.from_dict(restored.config, source=str(member.workdir))
+            member.config = with_hyperparameters(member.config, hyperparameters(saved))
+        if self.pbt is not None and self.primary:
+            pbt_lib.truncate_log(member.workdir, start)
 
-    def save(self, index: int, state, *, force: bool) -> None:
-        writer, checkpointer = self.writers[index], self.checkpointers[index]
-        writer.sync()
-        params, rest = split_state(member(state, index))
-        checkpointer.wait()
-        checkpointer.save(
-            int(rest["iteration"]),
-            params,
-            rest,
-            config=_as_json(self.configs[index]),
-            metrics=writer.records,
-            force=force,
-        )
+    def columns(self, index: int) -> dict:
+        values = hyperparameters(self.members[index].config)
+        return {f"hyper/{key}": value for key, value in values.items()}
 
-    def train(self, *, progress: str, callback, tensorboard: bool) -> list[dict]:
-        state = self.restore(tensorboard)
-        iterations = [int(i) for i in jax.device_get(state.iteration)]
-        saved = list(iterations)
-        budget = [c.train.num_iterations for c in self.configs]
-        stopped = [False] * self.size
-        evaluations = self.evaluations(state)
-        reporter = Progress(self.configs[0], progress if progress == "bar" else "none")
-        session_start, resumed = time.perf_counter(), float(jnp.max(state.elapsed))
-        minutes = [c.train.max_minutes for c in self.configs]
-        deadline = min((60.0 * m for m in minutes if m > 0), default=np.inf)
-
-        def clock():
-            return resumed + time.perf_counter() - session_start
-
-        def active():
-            return [not stopped[k] and iterations[k] < budget[k] for k in range(self.size)]
-
-        self.log(
-            f"training a population of {self.size} ({self.configs[0].game}) on "
-            f"{self.run.mesh.devices.size} {jax.devices()[0].platform} device(s); "
-            "first iteration compiles"
-        )
-        reporter.start(min(iterations))
-        hyper, interrupted = self.hyper(), False
-        try:
-            while any(active()) and clock() < deadline:
-                if interrupt.requested():
-                    interrupted = True
-                    break
-                mask = jnp.asarray(active())
-                started = time.perf_counter()
-                next_state, metrics = compiled.iterate(self.run, state, hyper)
-                if next_state is None:
-                    interrupted = True
-                    break
-                state = self.run.select(mask, next_state, state)
-                metrics = jax.device_get(metrics)
-                seconds, elapsed = time.perf_counter() - started, clock()
-                elapsed_all = jnp.full((self.size,), elapsed, jnp.float32)
-                state = state.replace(
-                    elapsed=jax.device_put(elapsed_all, self.run.shardings.elapsed)
-                )
-                counters = jax.device_get((state.iteration, state.num_games, state.num_positions))
-                for k in np.flatnonzero(np.asarray(mask)):
-                    iterations[k] = int(counters[0][k])
-                    record = self.member_record(k, state, metrics, counters, seconds, evaluations)
-                    if progress == "lines":
-                        print(f"[{self.workdirs[k].name}] " + progress_line(record), flush=True)
-                    if callback is not None and callback(int(k), record):
-                        stopped[k] = True
-                reporter.update(self.writers[0].records[-1], np.nan)
-                if self.pbt is not None and self.pbt.due(max(iterations)) and not any(stopped):
-                    state = self.exploit(state, max(iterations))
-                    hyper = self.hyper()
-                for k in range(self.size):
-                    due = self.checkpointers[k].should_save(iterations[k])
-                    if iterations[k] != saved[k] and (due or not active()[k]):
-                        self.save(k, state, force=True)
-                        saved[k] = iterations[k]
-            interrupted = interrupted or bool(interrupt.requested())
-            for k in range(self.size):
-                if iterations[k] != saved[k]:
-                    self.save(k, state, force=True)
-            for k, checkpointer in enumerate(self.checkpointers):
-                if not checkpointer.wait():  # its checkpoints folder vanished under the save
-                    self.save(k, state, force=True)
-                    checkpointer.wait()
-        finally:
-            reporter.close()
-            for writer in self.writers:
-                writer.close()
-        if interrupted:
-            self.log("interrupted: saved every member; run the same command again to resume")
-            raise KeyboardInterrupt
-        return [w.records[-1] if w.records else None for w in self.writers]
-
-    def member_record(self, k, state, metrics, counters, seconds, evaluations) -> dict:
-        config, writer = self.configs[k], self.writers[k]
-        iteration = int(counters[0][k])
-        numbers = types.SimpleNamespace(
-            iteration=iteration, num_games=counters[1][k], num_positions=counters[2][k]
-        )
-        record = train.iteration_record(
-            config,
-            numbers,
-            {name: value[k] for name, value in metrics.items()},
-            seconds,
-            float(state.elapsed[k]),
-        )
-        record.update({f"hyper/{key}": value for key, value in hyperparameters(config).items()})
-        if evaluations[k] is not None and iteration % config.eval.every == 0:
-            started = time.perf_counter()
-            record.update(evaluations[k](member(state.train_state.variables, k), iteration))
-            record["eval_seconds"] = time.perf_counter() - started
-        return writer.write(record)
+    def between(self, state):
+        iterations = [m.iteration for m in self.members]
+        if self.pbt is None or not self.pbt.due(max(iterations)):
+            return state
+        if any(m.stopped for m in self.members):
+            return state
+        return self.exploit(state, max(iterations))
 
     def exploit(self, state, iteration: int):
         """PBT's exploit and explore step at `iteration` (see `pbt`)."""
         objective = self.pbt.objective
-        values = [pbt_lib.latest(w.records, objective) for w in self.writers]
+        # Process 0's values (it alone evaluates), so that every process decides alike.
+        values = [
+            distributed.agree(pbt_lib.latest(m.writer.records, objective)) for m in self.members
+        ]
         sources = pbt_lib.decide(self.pbt, values, iteration)
-        before = [hyperparameters(c) for c in self.configs]
+        before = [hyperparameters(m.config) for m in self.members]
         for k, source in enumerate(sources):
+            member, donor = self.members[k], self.members[source]
             decision = {"iteration": iteration, "objective": objective, "value": values[k]}
             if source == k:
                 decision.update(action="keep", hyperparameters=before[k])
             else:
                 after = pbt_lib.perturb(self.pbt, before[source], iteration, k)
-                self.configs[k] = with_hyperparameters(self.configs[k], after)
+                member.config = with_hyperparameters(member.config, after)
                 decision.update(
                     action="exploit",
-                    source=self.workdirs[source].name,
+                    source=donor.workdir.name,
                     source_value=values[source],
                     hyperparameters=after,
                 )
                 self.log(
-                    f"pbt: {self.workdirs[k].name} ({values[k]:.3g}) copies "
-                    f"{self.workdirs[source].name} ({values[source]:.3g})"
+                    f"pbt: {member.workdir.name} ({values[k]:.3g}) copies "
+                    f"{donor.workdir.name} ({values[source]:.3g})"
                 )
-            pbt_lib.log_decision(self.workdirs[k], decision)
-        if sources == list(range(self.size)):
+            if self.primary:
+                pbt_lib.log_decision(member.workdir, decision)
+        if sources == list(range(len(self.members))):
             return state
-        return self.run.copy_networks(state, jnp.asarray(sources, jnp.int32))
-
-
-def _as_json(config) -> dict:
-    return json.loads(config_lib.to_json(config))
+        return self.run.copy_networks(state, np.asarray(sources, np.int32))

@@ -11,6 +11,7 @@ import ml_collections
 
 from azjax import games
 from azjax.engines import parse_engine_spec
+from azjax.paths import workdir_path
 from azjax.types import UserError
 
 
@@ -57,6 +58,7 @@ _NUMBERS = {
     "search.pb_c_base": (float, 0.0, None, True),
     "search.max_num_considered_actions": (int, 1, None, False),
     "search.gumbel_scale": (float, 0.0, None, False),
+    "search.forced_playouts": (float, 0.0, None, False),
     "selfplay.batch_size": (int, 1, None, False),
     "selfplay.num_steps": (int, 1, None, False),
     "selfplay.temperature_moves": (int, 0, None, False),
@@ -175,6 +177,11 @@ def validate(config: ml_collections.ConfigDict) -> None:
         raise UserError(
             f"config key 'learner.boundaries' must be update counts >= 0, got {boundaries!r}"
         )
+    if flat["search.forced_playouts"] > 0 and flat["search.algorithm"] != "puct":
+        raise UserError(
+            "config key 'search.forced_playouts' needs search.algorithm=puct (Gumbel search "
+            "chooses its own root visits)"
+        )
     if flat["selfplay.full_search_fraction"] < 1.0 and (
         flat["selfplay.cheap_simulations"] >= flat["search.num_simulations"]
     ):
@@ -219,7 +226,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
     anchor = config.eval.elo_anchor
     if anchor and anchor not in config.eval.opponents:
         raise UserError(f"config key 'eval.elo_anchor' names {anchor!r}, not an eval opponent")
-    if config.eval.elo_ratings and not Path(config.eval.elo_ratings).is_file():
+    if config.eval.elo_ratings and not workdir_path(config.eval.elo_ratings).is_file():
         raise UserError(f"config key 'eval.elo_ratings': no ratings file {config.eval.elo_ratings}")
     parameters = _game_parameters(config)
     for name in config.game_kwargs:

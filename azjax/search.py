@@ -8,7 +8,7 @@ logits at every node, and through `invalid_actions` at the root.
 A searcher is built from an *evaluator*, `evaluate(params, states [B], key) -> (logits
 [B, A], value [B])`, giving the prior and the value for the player to move. AlphaZero uses
 the network; the pure-MCTS baseline uses a uniform prior and random-rollout values. Both go
-through the same vectorized mctx search.
+through the same vectorized mctx search; the evaluators are in `evaluators` (re-exported).
 """
 
 import dataclasses
@@ -18,16 +18,26 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 import mctx
-import numpy as np
 from flax import struct
 from mctx._src import action_selection as mctx_action_selection
 from mctx._src import search as mctx_search
 
+from azjax.evaluators import network_evaluator, rollout_evaluator
+from azjax.forced_playouts import pruned_policy, root_selection
 from azjax.games import Game, State
-from azjax.games.base import random_legal_action
-from azjax.networks import Network
 from azjax.search_tree import empty_like, select_rows, subtree, take
 from azjax.types import Array, Evaluator, PRNGKey, SearchOutput
+
+__all__ = [
+    "Search",
+    "SearchParams",
+    "make_mcts_baseline",
+    "make_search",
+    "mask_logits",
+    "network_evaluator",
+    "qtransform_parent_value",
+    "rollout_evaluator",
+]
 
 
 @struct.dataclass
@@ -69,59 +79,6 @@ def qtransform_parent_value(tree: mctx.Tree, node_index: Array) -> Array:
     return jnp.where(visited, qvalues, tree.node_values[node_index])
 
 
-def network_evaluator(game: Game, network: Network, *, symmetric: bool = False) -> Evaluator:
-    """Prior and value from the network (inference mode); `params` are `networks.Variables`.
-
-    `symmetric`: each state is seen through one of the board's symmetries drawn at random
-    (`game.apply_symmetry`; AlphaGo Zero's evaluation), and its prior mapped back, so that
-    the search averages the network's view over the symmetries instead of trusting one.
-    """
-
-    def evaluate(variables, states: State, key: PRNGKey) -> tuple[Array, Array]:
-        obs = jax.vmap(game.observe)(states)  # [B, H, W, C]
-        if not (symmetric and game.symmetries > 1):
-            logits, value, _ = network.apply(variables, obs, False)
-            return logits, value
-        index = jax.random.randint(key, (obs.shape[0],), 0, game.symmetries)
-        dummy = jnp.zeros((obs.shape[0], game.num_actions), jnp.float32)
-        seen, _ = jax.vmap(game.apply_symmetry)(obs, dummy, index)
-        logits, value, _ = network.apply(variables, seen, False)
-        # apply_symmetry takes p to p[perm]; the network's logits over the transformed
-        # board's actions come back through the inverse permutation.
-        inverse = jnp.asarray(np.argsort(game.action_permutations(), axis=-1))[index]  # [B, A]
-        return jnp.take_along_axis(logits, inverse, axis=-1), value
-
-    return evaluate
-
-
-def rollout_evaluator(game: Game) -> Evaluator:
-    """Uniform prior and the outcome of one uniformly random playout, for the player to move."""
-
-    def playout(state: State, key: PRNGKey) -> Array:
-        def not_done(carry):
-            state, _, _ = carry
-            return ~state.terminated
-
-        def play_random(carry):
-            state, returns, key = carry
-            key, action_key = jax.random.split(key)
-            state = game.step(state, random_legal_action(action_key, state.legal_action_mask))
-            return state, returns + state.rewards, key
-
-        _, returns, _ = jax.lax.while_loop(
-            not_done, play_random, (state, jnp.zeros(2, jnp.float32), key)
-        )
-        return returns[state.current_player]
-
-    def evaluate(params, states: State, key: PRNGKey) -> tuple[Array, Array]:
-        del params
-        batch_size = states.terminated.shape[0]
-        value = jax.vmap(playout)(states, jax.random.split(key, batch_size))
-        return jnp.zeros((batch_size, game.num_actions), jnp.float32), value
-
-    return evaluate
-
-
 def make_search(
     game: Game,
     evaluate: Evaluator,
@@ -134,6 +91,7 @@ def make_search(
     return_tree: bool = False,
     tree_reuse: bool = False,
     reuse_nodes: int | None = None,
+    forced_playouts: float = 0.0,
 ) -> "Search":
     """Builds `search(variables, states [B], key, params=None, tree=None) -> SearchOutput`.
 
@@ -152,6 +110,8 @@ def make_search(
         (`Search.advance`, `Search.reroot`); PUCT only. The tree then always comes back.
       reuse_nodes: the most nodes carried from one move to the next (default:
         `num_simulations`); the tree holds `num_simulations + 1 + reuse_nodes` nodes.
+      forced_playouts: KataGo's k (0: off; KataGo uses 2): forced root playouts and the
+        policy target (`action_weights`) pruned of them (`azjax.forced_playouts`); PUCT only.
 
     Returns:
       The pure search function (a `Search`); its `params` argument (a `SearchParams` of
@@ -167,6 +127,8 @@ def make_search(
         raise ValueError(
             "tree reuse needs PUCT search (Gumbel's sequential halving starts from an empty root)"
         )
+    if forced_playouts and algorithm != "puct":
+        raise ValueError("forced playouts need PUCT search (Gumbel chooses its root visits)")
     return Search(
         game=game,
         evaluate=evaluate,
@@ -178,6 +140,7 @@ def make_search(
         return_tree=return_tree or tree_reuse,
         tree_reuse=tree_reuse,
         reuse_nodes=num_simulations if reuse_nodes is None else reuse_nodes,
+        forced_playouts=float(forced_playouts),
     )
 
 
@@ -202,6 +165,7 @@ class Search:
     return_tree: bool
     tree_reuse: bool
     reuse_nodes: int
+    forced_playouts: float = 0.0  # KataGo's k; 0: off
 
     @property
     def num_nodes(self) -> int:
@@ -251,7 +215,7 @@ class Search:
             embedding=states,
         )
         invalid_actions = ~states.legal_action_mask
-        if self.tree_reuse:
+        if self.tree_reuse or self.forced_playouts:
             if tree is None:
                 tree = self.empty_tree(states)
             search_tree = self._grow(variables, search_key, root, invalid_actions, params, tree)
@@ -293,6 +257,12 @@ class Search:
         summary = search_tree.summary()
         weights = jnp.where(states.legal_action_mask, summary.visit_probs, 0.0)
         action = jnp.argmax(weights, axis=-1).astype(jnp.int32)
+        if self.forced_playouts:  # the move stays the most visited; the target is pruned
+            pruned = pruned_policy(
+                search_tree, self.forced_playouts, params.pb_c_init, params.pb_c_base,
+                self.qtransform,
+            )  # fmt: skip
+            weights = jnp.where(states.legal_action_mask, pruned, 0.0)
         return SearchOutput(
             action=action,
             action_weights=weights,
@@ -334,8 +304,11 @@ class Search:
             pb_c_init=params.pb_c_init,
             qtransform=self.qtransform,
         )
+        root_select = select
+        if self.forced_playouts:
+            root_select = root_selection(select, self.forced_playouts)
         action_selection = mctx_action_selection.switching_action_selection_wrapper(
-            root_action_selection_fn=functools.partial(select, depth=0),
+            root_action_selection_fn=functools.partial(root_select, depth=0),
             interior_action_selection_fn=select,
         )
         used = jnp.sum(tree.node_visits > 0, axis=1, dtype=jnp.int32)  # [B] nodes in use

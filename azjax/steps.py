@@ -204,17 +204,19 @@ def learn_step(
     ready = jnp.min(replay.shard_sizes(state.buffer, shards)) >= share
     train_state, all_metrics = state.train_state, []
     learning_rate = hyper.learning_rate
+    # The chunk's minibatches in one vmapped draw (the same as a draw per key): the buffer's
+    # sampling tables are computed once, not once per update.
+    batches = jax.vmap(lambda key: sample_batch(pipeline, state.buffer, key))(keys)
     if state.lr_multiplier is not None:
         learning_rate = learning_rate * state.lr_multiplier
-        probe = sample_batch(pipeline, state.buffer, keys[0])
+        probe = jax.tree.map(lambda x: x[0], batches)
         before = _policy(pipeline, train_state, probe)
     for index in range(pipeline.chunk):
-        batch = sample_batch(pipeline, state.buffer, keys[index])
         new_state, metrics = learner.update(
             pipeline.network,
             pipeline.optimizer,
             train_state,
-            batch,
+            jax.tree.map(lambda x, i=index: x[i], batches),
             learning_rate=learning_rate,
             weight_decay=hyper.weight_decay,
             value_loss_weight=hyper.value_loss_weight,

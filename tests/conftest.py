@@ -47,6 +47,21 @@ def tiny_config(game: str = "tic_tac_toe"):
     return config
 
 
+def small_network_search(game, **search):
+    """A jitted search guided by a small untrained network of `game` (8 channels, 1 block),
+    and the network's variables; `search` goes to `make_search`."""
+    import jax  # noqa: PLC0415
+
+    from azjax.networks import make_network  # noqa: PLC0415
+    from azjax.search import make_search, network_evaluator  # noqa: PLC0415
+
+    network = make_network(
+        game.observation_shape, game.num_actions, channels=8, num_blocks=1, value_hidden=8
+    )
+    variables = network.init(jax.random.PRNGKey(1))
+    return jax.jit(make_search(game, network_evaluator(game, network), **search)), variables
+
+
 def tiny_experiment(folder, *, num_iterations: int, checkpoint_every: int):
     """An experiment file in `folder` whose get_config() is `tiny_config()` with these train
     keys, for running `azjax train --config FILE` in a child process."""
@@ -119,10 +134,10 @@ def untrained_run(workdir, config):
     import jax  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
 
-    from azjax import build, checkpoint, train  # noqa: PLC0415
+    from azjax import build, checkpoint, runs  # noqa: PLC0415
     from azjax import config as config_lib  # noqa: PLC0415
 
-    train.prepare_workdir(config, workdir, allow_config_change=False)
+    runs.prepare_workdir(config, workdir, allow_config_change=False)
     network = build.make_network_for(config, build.make_game(config))
     checkpointer = checkpoint.Checkpointer(workdir)
     checkpointer.save(
@@ -186,8 +201,9 @@ def served(web_runs):
         background.stop()
 
 
-# Notebooks that train: until a learning check passes (they assert it), or a sweep's trials.
-_LEARNING_NOTEBOOKS = ("02_train_tic_tac_toe.ipynb", "05_sweep.ipynb")
+# Notebooks that train: until a learning check passes (they assert it), a sweep's trials, or
+# the network the search notebook looks into (100 iterations, then 8 searches compiled).
+_LEARNING_NOTEBOOKS = ("02_train_tic_tac_toe.ipynb", "03_search.ipynb", "05_sweep.ipynb")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -5,19 +5,23 @@ google-cloud-storage and gcsfs read (`STORAGE_EMULATOR_HOST`; azjax hands it to 
 
 Every run is a child process, as on a pod's host: `azjax train` with evaluations, Elo anchors
 and gating writing to the bucket, stopped by a scheduler's SIGTERM and resumed from the run
-alone, equal to a straight run; then the commands that load a run read it from the bucket."""
+alone, equal to a straight run; then the commands that load a run read it from the bucket; a
+tournament in the bucket between a bucket run's checkpoints and baselines, resumed; and a
+sweep whose trials train in the bucket while its study is in a database (a journal file
+there is refused)."""
 
 import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import time
 
 import pytest
 from conftest import PYTHON, require_program, subprocess_env, tiny_experiment
 
-pytestmark = pytest.mark.slow  # trains three small runs in child processes
+pytestmark = pytest.mark.slow  # trains small runs and a sweep in child processes
 
 BUCKET = "azjax-test"
 
@@ -170,11 +174,20 @@ def test_a_gs_run_stopped_and_resumed_equals_a_straight_run(emulator, tmp_path):
     assert compared.stdout.strip() == "same 4"
 
 
-def test_the_commands_that_load_a_run_read_it_from_the_bucket(emulator, tmp_path):
-    env = _env(emulator)
-    experiment = tiny_experiment(tmp_path, num_iterations=2, checkpoint_every=2)
+@pytest.fixture(scope="module")
+def small_run(emulator, tmp_path_factory) -> str:
+    """A tiny run of 2 iterations in the bucket, checkpointed at both."""
+    experiment = tiny_experiment(
+        tmp_path_factory.mktemp("small_run"), num_iterations=2, checkpoint_every=1
+    )
     run = f"gs://{BUCKET}/loaded"
-    _run(["train", "--config", str(experiment), "--workdir", run], env)
+    _run(["train", "--config", str(experiment), "--workdir", run], _env(emulator))
+    return run
+
+
+def test_the_commands_that_load_a_run_read_it_from_the_bucket(emulator, small_run):
+    env = _env(emulator)
+    run = small_run
     evaluated = _run(["evaluate", "--workdir", run, "--opponent", "random", "--games", "2"], env)
     assert "iteration 2" in evaluated.stdout, evaluated.stdout
     check = (
@@ -186,3 +199,102 @@ def test_the_commands_that_load_a_run_read_it_from_the_bucket(emulator, tmp_path
                             timeout=600)  # fmt: skip
     assert loaded.returncode == 0, loaded.stderr
     assert loaded.stdout.split() == ["2", "Server"]
+
+
+# Reads a tournament's ratings back from the bucket as `azjax.load_ratings` and training's
+# anchors (`tournament.read_elo`) do.
+RATINGS = """
+import json, sys
+import azjax
+from azjax import tournament
+
+table = azjax.load_ratings(sys.argv[1])
+elo = tournament.read_elo(sys.argv[1] + "/ratings.csv")
+assert set(elo) == set(table.player) and elo["random"] == 0.0, elo
+steps = sorted(int(step) for step in table.step.dropna())
+print(json.dumps({"players": sorted(table.player), "games": int(table.games.sum()),
+                  "steps": steps}))
+"""
+
+
+def _games(emulator: str, prefix: str) -> list[dict]:
+    lines = _read(emulator, f"{prefix}/games.jsonl").decode().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_a_tournament_in_the_bucket_plays_rates_and_resumes(emulator, small_run):
+    env = _env(emulator)
+    directory = f"gs://{BUCKET}/tournament"
+    command = ["tournament", "--dir", directory, "--players", f"{small_run}@every:1", "random",
+               "mcts:4", "--games", "2"]  # fmt: skip
+    first = _run(command, env)
+    players = [f"{small_run}@1", f"{small_run}@2", "mcts:4", "random"]
+    assert all(player in first.stdout for player in players), first.stdout
+    games = _games(emulator, "tournament")
+    assert len(games) == 6 * 2  # 4 players: 6 pairs of 2 games
+    settings = json.loads(_read(emulator, "tournament/tournament.json"))
+    assert sorted(settings["players"]) == sorted(players)
+    assert settings["players"][f"{small_run}@2"]["run"] == small_run  # not gs:/azjax-test/...
+    assert settings["game"]["name"] == "tic_tac_toe"
+    assert _read(emulator, "tournament/ratings.png")[:4] == b"\x89PNG"
+    csv_text = _read(emulator, "tournament/ratings.csv")
+
+    again = _run(command, env)  # resumed: nothing left to play
+    assert " vs " not in again.stderr, again.stderr
+    assert _games(emulator, "tournament") == games
+    assert _read(emulator, "tournament/ratings.csv") == csv_text
+
+    more = _run([*command[:-1], "4"], env)  # plays only the 2 more games of each pair
+    grown = _games(emulator, "tournament")
+    assert len(grown) == 6 * 4 and grown[:12] == games, more.stderr
+    pairs = {frozenset((g["a"], g["b"])) for g in grown}
+    assert all(sum(frozenset((g["a"], g["b"])) == p for g in grown) == 4 for p in pairs)
+
+    read = json.loads(_run([directory], env, script=RATINGS).stdout)
+    # Each game counts for both of its players.
+    assert read == {"players": sorted(players), "games": 2 * len(grown), "steps": [1, 2]}
+
+
+def test_a_sweep_in_the_bucket_keeps_its_study_in_a_database(emulator, tmp_path):
+    env = _env(emulator)
+    experiment = tiny_experiment(tmp_path, num_iterations=2, checkpoint_every=2)
+    workdir = f"gs://{BUCKET}/sweep"
+    start = ["sweep", "--config", str(experiment), "--space", "tic_tac_toe", "--trials", "2",
+             "--workdir", workdir, "--config.eval.every=2",
+             "--config.eval.opponents=('random', 'mcts:4')"]  # fmt: skip
+
+    refused = _run(start, env, check=False)  # the journal file cannot live in a bucket
+    assert refused.returncode == 2, refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and "--storage" in refused.stderr
+    assert _names(emulator, "sweep/") == []
+
+    database = tmp_path / "study.db"
+    storage = ["--storage", f"sqlite:///{database}"]
+    swept = _run([*start, *storage], env)
+    assert "history.png" in swept.stdout, swept.stdout
+    files = _names(emulator, "sweep/")
+    for name in ("sweep.json", "space.py", "anchor_ratings.csv", "eval_anchors/ratings.csv",
+                 "report/history.png"):  # fmt: skip
+        assert f"sweep/{name}" in files, files
+    assert any(f.startswith("sweep/tensorboard/trial_0001/") for f in files), files
+    with sqlite3.connect(database) as connection:
+        trials = connection.execute(
+            "SELECT number, state, value FROM trials JOIN trial_values USING (trial_id) "
+            "ORDER BY number"
+        ).fetchall()
+    assert [(number, state) for number, state, _ in trials] == [(0, "COMPLETE"), (1, "COMPLETE")]
+    for number, _, value in trials:
+        trial = f"sweep/trial_{number:04d}"
+        assert any(f.startswith(f"{trial}/checkpoints/2/") for f in files), files
+        lines = _read(emulator, f"{trial}/metrics.jsonl").decode().splitlines()
+        records = [json.loads(line) for line in lines]
+        assert [r["iteration"] for r in records] == [1, 2]
+        assert value == records[-1]["eval/elo"]  # the default objective: rated
+        config = json.loads(_read(emulator, f"{trial}/config.json"))
+        assert config["eval"]["elo_ratings"] == f"{workdir}/anchor_ratings.csv"
+
+    # Resumed from the bucket alone (its config and space file): the study is done.
+    again = _run(["sweep", "--workdir", workdir, "--trials", "2", *storage], env)
+    assert "trial 2" not in again.stdout and "2 complete" in again.stdout, again.stdout
+    report = _run(["sweep", "--workdir", workdir, "--report"], env)  # storage: sweep.json's
+    assert "eval/elo" in report.stdout and "history.png" in report.stdout

@@ -9,7 +9,7 @@ import pytest
 from conftest import tiny_config
 from test_ratings import synthetic_games
 
-from azjax import evaluation, train
+from azjax import build, evaluation, train
 from azjax.config import validate
 from azjax.ratings import anchors, fit
 from azjax.runs import load_metrics
@@ -98,14 +98,25 @@ def test_a_run_calibrates_its_anchors_once_and_logs_its_elo(tmp_path):
 def test_a_preset_game_calibrates_its_anchors_on_its_own_board(tmp_path):
     # A preset is a game class with preset options: gomoku_6x6_k4 is `Gomoku` (named
     # "gomoku") on 6x6. The anchors once played 15x15 Gomoku for it, where the run's agent
-    # never plays (and 1000-simulation MCTS took minutes a game).
+    # never plays (and 1000-simulation MCTS took minutes a game). A run hands its config's
+    # game name to the calibration (build.make_eval_settings; a run calibrating end to end:
+    # test_a_run_calibrates_its_anchors_once_and_logs_its_elo).
     config = tiny_config("gomoku_6x6_k4")
-    config.eval.every = 1
-    config.eval.num_games = 2
     config.eval.opponents = ("random", "mcts:2")
-    config.train.num_iterations = 1
+    elo = build.make_eval_settings(config).elo
+    assert (elo["game"], elo["game_kwargs"]) == ("gomoku_6x6_k4", {})
     run = tmp_path / "run"
-    train.train(config, run, quiet=True)
+    specs = anchors.anchor_specs(config.eval.opponents)
+    evaluation.calibrate(
+        run,
+        elo["game"],
+        elo["game_kwargs"],
+        specs,
+        anchor="random",
+        games_per_pair=2,
+        seed=0,
+        quiet=True,
+    )
     stored = json.loads((run / evaluation.CALIBRATION_DIR / "tournament.json").read_text())
     assert stored["game"] == {"name": "gomoku_6x6_k4", "kwargs": {}}
     for line in (run / evaluation.CALIBRATION_DIR / "games.jsonl").read_text().splitlines():

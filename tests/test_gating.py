@@ -11,7 +11,7 @@ import pytest
 from conftest import assert_same_variables, tiny_config
 
 from azjax import agent as agent_lib
-from azjax import arena, build, gating
+from azjax import arena, build, compiled, gating, runs
 from azjax import config as config_lib
 from azjax import evaluation as evaluation_lib
 from azjax import train as train_lib
@@ -67,21 +67,21 @@ def test_a_config_saved_before_gating_loads_and_resumes(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(saved))
     loaded = config_lib.read_config_file(tmp_path / "config.json")
     assert loaded.train.gating is False and loaded.train.gating_games == 40
-    train_lib.prepare_workdir(config, tmp_path, allow_config_change=False)
+    runs.prepare_workdir(config, tmp_path, allow_config_change=False)
     config.train.gating = True  # it changes what the run computes: not resumable
     with pytest.raises(UserError, match="train.gating: False -> True"):
-        train_lib.prepare_workdir(config, tmp_path, allow_config_change=False)
+        runs.prepare_workdir(config, tmp_path, allow_config_change=False)
     # Nor is it part of the compiled step functions.
     assert config_lib.pipeline_key(config) == config_lib.pipeline_key(tiny_config())
 
 
 def test_iterate_self_plays_with_the_given_network_and_trains_the_learners():
     config = tiny_config()
-    run = train_lib.compile_run(config)
+    run = compiled.compile_run(config)
     hyper = build.make_hyperparams(config)
     state = run.init(jax.random.PRNGKey(0))
     for _ in range(2):  # until the replay holds enough positions for the learner to update
-        state, _ = train_lib.iterate(run, state, hyper)
+        state, _ = compiled.iterate(run, state, hyper)
     assert int(state.buffer.size) >= config.replay.min_size
     other = run.init(jax.random.PRNGKey(1)).train_state.variables
     # The best network as a resumed run has it: read from bytes, put on the devices.
@@ -90,9 +90,9 @@ def test_iterate_self_plays_with_the_given_network_and_trains_the_learners():
     )
     best = jax.device_put(best, run.shardings.train_state.variables)
 
-    plain, _ = train_lib.iterate(run, state, hyper)
-    same, _ = train_lib.iterate(run, state, hyper, state.train_state.variables)
-    gated, _ = train_lib.iterate(run, state, hyper, best)
+    plain, _ = compiled.iterate(run, state, hyper)
+    same, _ = compiled.iterate(run, state, hyper, state.train_state.variables)
+    gated, _ = compiled.iterate(run, state, hyper, best)
     # With the learner's own network, gating changes nothing.
     jax.tree.map(lambda x, y: np.testing.assert_array_equal(x, y), plain, same)
     # With another one, self-play's positions are those of that network...
@@ -173,7 +173,7 @@ def test_gated_run_that_died_after_the_best_changed_resumes_exactly(straight_gat
             straight_dir / "gating" / name
         ).read_bytes()
     # Neither the best network read back from its file nor the gating match compiled again.
-    run = train_lib.compile_run(gated_config(4))
+    run = compiled.compile_run(gated_config(4))
     assert run.play._cache_size() == 1
     assert all(match._cache_size() == 1 for match in gating._MATCHES.values())
 

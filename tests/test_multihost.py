@@ -376,3 +376,126 @@ def test_checkpoints_restore_on_eight_devices_and_on_one(tmp_path):
         assert f"on {devices} cpu device(s)" in output
         assert iterations(workdir) == list(range(1, last + 1))
         assert checkpoint_steps(workdir)[-1] == last
+
+
+# Populations across hosts: the members' vmapped program spans every process's devices.
+
+POPULATION_CHILD = """
+import sys
+from pathlib import Path
+
+sys.path.insert(0, {tests!r})
+from conftest import tiny_config
+
+from azjax import distributed, population
+from azjax.pbt import PBT
+
+root, port = Path(sys.argv[1]), sys.argv[4]
+processes, process_id = int(sys.argv[2]), int(sys.argv[3])
+if processes > 1:
+    distributed.initialize(f"localhost:{{port}}", processes, process_id, timeout_s=120)
+configs = []
+for index in range(2):
+    config = tiny_config()
+    config.seed = index
+    config.learner.learning_rate *= 1 + index
+    config.train.num_iterations = 4
+    config.eval.every = 2
+    config.eval.num_games = 4
+    configs.append(config)
+pbt = PBT(every=2, objective="eval/random/score", fraction=0.5)
+population.train_population(
+    configs, [root / "m0", root / "m1"], progress="lines", pbt=pbt
+)
+"""
+
+
+def train_population(root: Path, *, processes: int, devices: int) -> list[str]:
+    """A 2-member PBT population of `tiny_config` as `processes` processes of `devices` CPU
+    devices each; every process must exit with status 0. Returns their outputs."""
+    env = subprocess_env(
+        XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+        JAX_PLATFORMS="cpu",
+        PYTHONUNBUFFERED="1",
+    )
+    script = POPULATION_CHILD.format(tests=str(Path(REPO) / "tests"))
+    port = str(free_port())
+    children = [
+        subprocess.Popen(
+            [PYTHON, "-c", script, str(root), str(processes), str(index), port],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            cwd=REPO,
+        )
+        for index in range(processes)
+    ]
+    results = finish(children)
+    for status, output in results:
+        assert status == 0, output[-4000:]
+    return [output for _, output in results]
+
+
+@pytest.mark.slow
+def test_a_population_spans_two_processes_as_it_runs_in_one(tmp_path):
+    """2 processes x 2 devices train the same PBT population as 1 process x 4 devices: the
+    members' self-play exactly, their learning to float tolerance, the same PBT decisions
+    (process 0 evaluates; every process decides on its values); process 0 alone prints and
+    writes files."""
+    many, one = tmp_path / "two_processes", tmp_path / "one_process"
+    outputs = train_population(many, processes=2, devices=2)
+    train_population(one, processes=1, devices=4)
+    assert "training a population of 2" in outputs[0] and "[m1] it" in outputs[0]
+    assert "training a population" not in outputs[1] and "it " not in outputs[1]
+    for name in ("m0", "m1"):
+        records, expected = read_metrics(many / name), read_metrics(one / name)
+        assert [r["iteration"] for r in records] == [1, 2, 3, 4]
+        for record, reference in zip(records, expected, strict=True):
+            for key in EXACT_KEYS:
+                assert record[key] == reference[key], (name, key)
+            for key in LEARNING_KEYS:
+                np.testing.assert_allclose(record[key], reference[key], rtol=1e-4, atol=1e-5)
+            assert record.get("eval/random/score") == reference.get("eval/random/score")
+        assert [r["iteration"] for r in records if "eval/random/score" in r] == [2, 4]
+        assert (many / name / "pbt.jsonl").read_text() == (one / name / "pbt.jsonl").read_text()
+        assert checkpoint_steps(many / name) == checkpoint_steps(one / name)
+
+
+@pytest.mark.slow
+def test_a_sweep_worker_spans_two_processes(tmp_path):
+    """`azjax sweep --population 2` as two processes of one device each (a pod slice of two
+    hosts): process 0 asks Optuna and writes the sweep; both train each batch as one
+    population over the two devices; every trial finishes with a value, process 1 prints
+    nothing of its own and exits 0 with process 0."""
+    experiment = tiny_experiment(tmp_path, num_iterations=4, checkpoint_every=2)
+    workdir = tmp_path / "sweep"
+    env = subprocess_env(
+        XLA_FLAGS="--xla_force_host_platform_device_count=1",
+        JAX_PLATFORMS="cpu",
+        PYTHONUNBUFFERED="1",
+    )
+    port = free_port()
+    command = [PYTHON, "-m", "azjax.cli", "sweep", "--config", str(experiment), "--space",
+               "tic_tac_toe", "--workdir", str(workdir), "--trials", "2", "--population", "2",
+               "--config.eval.every=2", "--coordinator", f"localhost:{port}",
+               "--num-processes", "2", "--distributed-timeout", "120"]  # fmt: skip
+    children = [
+        subprocess.Popen(
+            [*command, "--process-id", str(index)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            cwd=REPO,
+        )
+        for index in range(2)
+    ]
+    (status0, output0), (status1, output1) = finish(children)
+    assert status0 == status1 == 0, output0[-3000:] + output1[-3000:]
+    assert "training a population of 2" in output0 and "on 2 cpu device(s)" in output0
+    assert "trial 0: done" in output0 and "trial 1: done" in output0, output0[-3000:]
+    assert "trial" not in output1 and "training" not in output1, output1[-3000:]
+    for trial in ("trial_0000", "trial_0001"):
+        assert iterations(workdir / trial) == [1, 2, 3, 4]
+        assert checkpoint_steps(workdir / trial) == [2, 4]

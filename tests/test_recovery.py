@@ -30,7 +30,7 @@ from conftest import (
 )
 
 from azjax import agent as agent_lib
-from azjax import cli
+from azjax import cli, runs
 from azjax import train as train_lib
 from azjax.metrics import read_metrics
 
@@ -374,7 +374,7 @@ def test_checkpoints_of_another_network_shape_load_with_their_own_config(tmp_pat
     untrained_run(tmp_path, narrow)  # checkpoint 0: 8 channels
     wide = tiny_config()
     wide.network.channels = 12
-    train_lib.prepare_workdir(wide, tmp_path, allow_config_change=True)
+    runs.prepare_workdir(wide, tmp_path, allow_config_change=True)
     network = build.make_network_for(wide, build.make_game(wide))
     checkpointer = checkpoint.Checkpointer(tmp_path)
     checkpointer.save(

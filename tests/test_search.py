@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import small_network_search
 
 from azjax import games
 from azjax.networks import make_network
@@ -50,19 +51,12 @@ TTT_LOST = [0, 1, 4, 8, 6]
 
 @functools.cache
 def network_search(game_name, algorithm, num_simulations):
-    game = games.make(game_name)
-    network = make_network(
-        game.observation_shape, game.num_actions, channels=8, num_blocks=1, value_hidden=8
-    )
-    variables = network.init(jax.random.PRNGKey(1))
-    search = make_search(
-        game,
-        network_evaluator(game, network),
+    return small_network_search(
+        games.make(game_name),
         num_simulations=num_simulations,
         algorithm=algorithm,
         params=SearchParams(dirichlet_fraction=0.0, gumbel_scale=0.0),
     )
-    return jax.jit(search), variables
 
 
 @functools.cache

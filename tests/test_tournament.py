@@ -77,7 +77,7 @@ def test_round_robin_resumes_and_grows_without_replaying(ttt_run, tmp_path):
     assert (directory / "games.jsonl").read_bytes().startswith(before)
 
     # A new player plays the others; the old pairs keep their games.
-    tournament.run(directory, [*specs, f"{ttt_run}@10"], games_per_pair=6, batch_size=6, quiet=True)
+    tournament.run(directory, [*specs, f"{ttt_run}@10"], games_per_pair=6, batch_size=4, quiet=True)
     counts = pair_counts(directory)
     assert len(counts) == 10 and set(counts.values()) == {6}
 

@@ -5,8 +5,10 @@ Variants (`--config gomoku_8x8:VARIANT`):
           CPU the network's forward pass alone (batch 256, 60 ms) puts one iteration at over
           60 s (65 evaluations x 16 plies).
   cpu     a 2-core CPU: Gomoku 6x6 k4's recipe (32 channels x 3 blocks, 128 games, 32
-          simulations, AlphaZero_Gomoku's KL-adaptive rate), two hours, rated against
-          MCTS-1000.
+          simulations, AlphaZero_Gomoku's KL-adaptive rate), two hours, evaluated every 300
+          iterations against random and MCTS-200 (rating the anchors random and MCTS-1000
+          on 8x8 took over 7 minutes before the first iteration; `azjax zoo --export` rates
+          the result against MCTS-1000).
 """
 
 from azjax.config import base_config, cpu_config
@@ -47,4 +49,6 @@ def _cpu_config(variant: str):
     config = cpu_config(f"gomoku_8x8_{variant}", "gomoku_8x8")
     config.search.dirichlet_alpha = 0.15
     config.selfplay.temperature_moves = 8
+    config.eval.every = 300
+    config.eval.opponents = ("random", "mcts:200")
     return config

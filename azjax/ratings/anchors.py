@@ -26,20 +26,6 @@ from azjax.ratings.elo import fit
 from azjax.schema import parse_opponent_spec
 
 
-def settings(config) -> dict | None:
-    """The Elo estimate's settings from a run's config (None when `eval.elo` is off)."""
-    if not config.eval.elo:
-        return None
-    return {
-        "anchor": config.eval.elo_anchor,
-        "ratings": config.eval.elo_ratings,
-        # The config's game name, not the game object's: a preset such as "gomoku_6x6_k4" is
-        # `Gomoku` named "gomoku" with the preset's board, which its name alone would lose.
-        "game": config.game,
-        "game_kwargs": dict(config.game_kwargs),
-    }
-
-
 def anchor_specs(opponents) -> list[str]:
     """The evaluation opponents that can anchor the Elo estimate (they never change)."""
     fixed = ("random", "minimax", "mcts", "engine")

@@ -21,7 +21,9 @@ def add_parser(commands, count) -> argparse.ArgumentParser:
         default=None,
         help="search space file with get_space(), or a name of azjax's (default: the sweep's)",
     )
-    sweep.add_argument("--workdir", required=True, help="sweep directory (resumes)")
+    sweep.add_argument(
+        "--workdir", required=True, help="sweep directory, a path or gs://... (resumes)"
+    )
     sweep.add_argument(
         "--trials", type=count(1), default=None, help="trials in the study in all, all workers"
     )
@@ -30,7 +32,7 @@ def add_parser(commands, count) -> argparse.ArgumentParser:
         default=None,
         metavar="URL",
         help="database shared by workers on many hosts (postgresql://user@host/db); "
-        "default: a journal file in the workdir",
+        "default: a journal file in the workdir (a gs:// workdir needs a database)",
     )
     sweep.add_argument("--study", default=None, help="study name (default: the workdir's name)")
     sweep.add_argument(

@@ -5,6 +5,7 @@ table = trials_table("runs/sweep_c4")    # pandas, best first
 paths = write_report("runs/sweep_c4")    # report/history.png, importance.png, slice.png
 """
 
+import io
 import math
 import warnings
 from pathlib import Path
@@ -14,6 +15,7 @@ import optuna
 from optuna.trial import TrialState
 
 from azjax.metrics import read_metrics
+from azjax.paths import workdir_path, write_atomically
 from azjax.sweeps import liveness
 from azjax.sweeps import storage as storage_lib
 from azjax.types import UserError
@@ -30,7 +32,7 @@ def load_study(workdir: str | Path, *, storage: str | None = None) -> optuna.Stu
     Raises:
       UserError: no sweep in `workdir`, or its storage cannot be reached.
     """
-    workdir = Path(workdir)
+    workdir = workdir_path(workdir)
     url = storage_lib.stored_url(workdir, storage)
     saved = storage_lib.read_sweep_file(workdir)
     store = storage_lib.open_storage(workdir, url)
@@ -66,7 +68,7 @@ def trials_table(workdir: str | Path, *, study: optuna.Study | None = None):
     """
     import pandas as pd  # noqa: PLC0415
 
-    workdir = Path(workdir)
+    workdir = workdir_path(workdir)
     objective, direction = _objective(workdir)
     study = load_study(workdir) if study is None else study
     rows = []
@@ -113,7 +115,7 @@ def write_report(workdir: str | Path, *, study: optuna.Study | None = None) -> l
     import matplotlib.pyplot as plt  # noqa: PLC0415
     from optuna.visualization import matplotlib as optuna_plots  # noqa: PLC0415
 
-    workdir = Path(workdir)
+    workdir = workdir_path(workdir)
     objective, _ = _objective(workdir)
     study = load_study(workdir) if study is None else study
     out = workdir / REPORT_DIR
@@ -141,8 +143,10 @@ def write_report(workdir: str | Path, *, study: optuna.Study | None = None) -> l
         figure = _figure(axes)
         if name in sizes:
             figure.set_size_inches(*sizes[name])
-        figure.savefig(out / name, dpi=120, bbox_inches="tight")
+        image = io.BytesIO()  # a cloud file is written whole
+        figure.savefig(image, format="png", dpi=120, bbox_inches="tight")
         plt.close(figure)
+        write_atomically(out / name, image.getvalue())
         paths.append(out / name)
     return paths
 

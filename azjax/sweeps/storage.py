@@ -5,13 +5,20 @@ config), `space.py` (a copy of the space file), `study.journal` (the embedded Op
 storage, unless `--storage` names a database), `sweep.lock` (serialises claims of abandoned
 trials and the rating of the Elo anchors), `anchor_ratings.csv`, `trial_NNNN/` (one run
 directory per trial), `tensorboard/` (the HParams view) and `report/`.
+
+The sweep directory may be a cloud URI (`gs://bucket/sweeps/c4`, `paths.workdir_path`) when
+the study is in a database (`--storage`): a journal file needs a local file system and its
+locks, so a cloud sweep directory with no `--storage` is refused in one line. Such a
+directory has no `sweep.lock` (`locked` holds nothing there): a database's row lock makes a
+claim atomic without it (see `liveness`), and workers that start at the same moment may each
+rate the Elo anchors (the same seeded games) before the first to finish stores its ratings
+for all.
 """
 
 import contextlib
 import fcntl
 import importlib.util
 import json
-import os
 import random
 import time
 from pathlib import Path
@@ -20,6 +27,7 @@ import ml_collections
 import optuna
 
 from azjax import config as config_lib
+from azjax.paths import is_local, workdir_path, write_atomically
 from azjax.schema import flatten
 from azjax.types import UserError
 
@@ -36,6 +44,21 @@ def journal_path(workdir: Path) -> Path:
     return Path(workdir) / JOURNAL_FILE
 
 
+def check_storage(workdir, url: str | None) -> None:
+    """Refuses a journal file on cloud storage (Optuna's journal file needs a local file
+    system and its locks): a cloud sweep directory keeps its study in a database.
+
+    Raises:
+      UserError: `workdir` is a URI and `url` is None (one line naming `--storage`).
+    """
+    if url is None and not is_local(workdir_path(workdir)):
+        raise UserError(
+            f"a sweep in {workdir} needs --storage: the study's journal file cannot live on "
+            "cloud storage; keep the study in a database (--storage postgresql://user@host/db, "
+            "or sqlite:////local/folder/study.db for one host)"
+        )
+
+
 def open_storage(workdir: Path, url: str | None) -> optuna.storages.BaseStorage:
     """The study's storage: a journal file in `workdir` (several processes of one machine or
     a shared file system), or the database at `url` (postgresql://, mysql://, sqlite://) that
@@ -44,6 +67,7 @@ def open_storage(workdir: Path, url: str | None) -> optuna.storages.BaseStorage:
     Raises:
       UserError: the database cannot be reached within 10 seconds (one line, password hidden).
     """
+    check_storage(workdir, url)
     if url is None:
         from optuna.storages.journal import JournalFileBackend  # noqa: PLC0415
 
@@ -98,13 +122,18 @@ def hide_password(url: str) -> str:
 
 def default_study_name(workdir: Path) -> str:
     """The study of a sweep directory unless named: the directory's name."""
-    return Path(workdir).resolve().name
+    path = workdir_path(workdir)
+    return path.resolve().name if is_local(path) else path.name
 
 
 @contextlib.contextmanager
 def locked(workdir: Path):
-    """Holds the sweep directory's lock file (an flock: a killed holder releases it)."""
-    path = Path(workdir) / LOCK_FILE
+    """Holds the sweep directory's lock file (an flock: a killed holder releases it); in a
+    cloud sweep directory, nothing (its study is in a database)."""
+    path = workdir_path(workdir) / LOCK_FILE
+    if not is_local(path):
+        yield
+        return
     with open(path, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
@@ -140,7 +169,7 @@ def check_identity(saved: dict, given: dict, where: str) -> None:
 
 
 def read_sweep_file(workdir: Path) -> dict | None:
-    path = Path(workdir) / SWEEP_FILE
+    path = workdir_path(workdir) / SWEEP_FILE
     if not path.exists():
         return None
     try:
@@ -150,10 +179,8 @@ def read_sweep_file(workdir: Path) -> dict | None:
 
 
 def write_sweep_file(workdir: Path, data: dict) -> None:
-    path = Path(workdir) / SWEEP_FILE
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    path = workdir_path(workdir) / SWEEP_FILE
+    write_atomically(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
 
 
 def stored_url(workdir: Path, url: str | None) -> str | None:

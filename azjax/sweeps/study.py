@@ -116,7 +116,7 @@ def shared_anchor_ratings(config, space, workdir: Path, study, *, quiet: bool) -
     with storage_lib.locked(workdir):
         ratings = study.user_attrs.get(ANCHOR_ATTR)
         if ratings is None:  # the first worker of the study rates them
-            ratings = calibrate(
+            rated = calibrate(
                 workdir,
                 config.game,
                 dict(config.game_kwargs),
@@ -126,7 +126,9 @@ def shared_anchor_ratings(config, space, workdir: Path, study, *, quiet: bool) -
                 seed=config.seed,
                 quiet=quiet,
             )
-            study.set_user_attr(ANCHOR_ATTR, ratings)
+            # Unlocked (a cloud sweep directory), another worker may have stored them since.
+            if study.user_attrs.get(ANCHOR_ATTR) is None:
+                study.set_user_attr(ANCHOR_ATTR, rated)
             ratings = study.user_attrs[ANCHOR_ATTR]
         lines = ["player,elo", *(f"{spec},{elo!r}" for spec, elo in ratings.items())]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")

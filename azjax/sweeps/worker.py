@@ -26,13 +26,14 @@ from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import TrialState
 
 from azjax import config as config_lib
-from azjax import interrupt, train
+from azjax import distributed, interrupt, train
 from azjax import pbt as pbt_lib
 from azjax import population as population_lib
 from azjax.config import TUNABLE_KEYS
 from azjax.metrics import read_metrics
+from azjax.paths import workdir_path
 from azjax.runs import list_checkpoints
-from azjax.sweeps import liveness
+from azjax.sweeps import liveness, pod
 from azjax.sweeps import space as space_lib
 from azjax.sweeps import storage as storage_lib
 from azjax.sweeps import study as study_lib
@@ -54,7 +55,8 @@ class _Trial:
 
 
 def trial_directory(workdir: Path, root: int) -> Path:
-    return Path(workdir) / f"trial_{root:04d}"
+    """The run directory of the trial `root` (a cloud URI where the sweep's is one)."""
+    return workdir_path(workdir) / f"trial_{root:04d}"
 
 
 def run_sweep(
@@ -83,10 +85,11 @@ def run_sweep(
     Args:
       config: the base experiment (`config.load_config` plus overrides).
       space: what to search (`space.load_space`).
-      workdir: the sweep directory (trial_NNNN/ run directories, sweep.json, the journal).
+      workdir: the sweep directory (trial_NNNN/ run directories, sweep.json, the journal):
+        a path, or a cloud URI (gs://bucket/sweeps/c4) with a database `storage`.
       trials: how many trials (directories) the study should hold in all, across workers.
       storage: a database URL (postgresql://user@host/db) shared by workers on many hosts;
-        None: the journal file `WORKDIR/study.journal`.
+        None: the journal file `WORKDIR/study.journal` (a local or shared file system only).
       study_name: the study's name (default: the workdir's name).
       population: train up to this many trials at a time as one population.
       pbt_every: population-based training every this many iterations (population >= 4).
@@ -101,16 +104,20 @@ def run_sweep(
       The Optuna study.
 
     Raises:
-      UserError: bad input (space, objective, storage, arguments, another sweep's workdir),
-        before any trial starts.
+      UserError: bad input (space, objective, storage, arguments, another sweep's workdir, a
+        cloud workdir with no database), before any trial starts.
       KeyboardInterrupt: after a signal, the trial in training saved and re-queued.
     """
     if trials < 1 or population < 1 or heartbeat <= 0 or (grace is not None and grace <= 0):
         raise UserError("sweep: --trials and --population must be >= 1, --heartbeat > 0")
     if pbt_every is not None and population < 4:
         raise UserError("sweep: --pbt needs --population of at least 4")
+    storage_lib.check_storage(workdir, storage)
+    if not distributed.is_primary():  # a pod's other processes train what process 0 shares
+        pod.follow()
+        return None
     log = (lambda *_: None) if quiet else (lambda *a: print(*a, flush=True))
-    workdir = Path(workdir)
+    workdir = workdir_path(workdir)
     space = space_lib.check(space, config)
     pbt = None
     if pbt_every is not None:
@@ -168,10 +175,11 @@ class _Worker:
         self.distributions = space.distributions()
         self.beat: liveness.Heartbeat | None = None
         self._hparams = None
+        self._followers_waiting = True  # a pod's other processes wait for a batch (`pod`)
 
     def run(self, beat: liveness.Heartbeat) -> None:
         self.beat = beat
-        waiting_logged = False
+        waiting_logged, interrupted = False, False
         try:
             while True:
                 self._check_interrupt()
@@ -189,7 +197,12 @@ class _Worker:
                     self.log(f"waiting for trials {numbers} running in other workers")
                     waiting_logged = True
                 self._sleep(self.heartbeat)
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
         finally:
+            if self._followers_waiting:
+                pod.release(interrupted=interrupted)
             if self._hparams is not None:
                 self._hparams.close()
         self.log(summary(self.study, self.objective))
@@ -292,6 +305,8 @@ class _Worker:
                 self._finish(item)
         if not live:
             return
+        pod.share([i.config for i in live], [i.directory for i in live], self.pbt)
+        self._followers_waiting = False
         try:
             if len(live) == 1:
                 item = live[0]
@@ -314,6 +329,7 @@ class _Worker:
         except KeyboardInterrupt:
             raise
         except Exception as error:  # a NaN, a full disk, a config the run refuses: not retried
+            self._followers_waiting = True
             message = " ".join(f"{type(error).__name__}: {error}".split())[:500]
             for item in live:
                 self._fail(item.trial, message)
@@ -321,6 +337,7 @@ class _Worker:
             print(f"azjax: trial {', '.join(str(i.root) for i in live)} failed: {message}",
                   file=sys.stderr, flush=True)  # fmt: skip
             return
+        self._followers_waiting = True
         for item in live:
             self._finish(item)
 

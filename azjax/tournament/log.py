@@ -10,13 +10,17 @@ A game line is `{"a": NAME, "b": NAME, "score_a": 1 | 0.5 | 0, "a_first": BOOL, 
 rules: a resignation, a crash, a timeout). A batch of games is appended with one `write`
 and an `fsync`, so a stop (Ctrl-C, kill -9) loses at most the games still being played; a
 torn last line (a kill in the middle of a write) is cut off when the log is next opened.
+
+The directory may be a cloud URI (`gs://bucket/tournaments/c4`, see `paths.workdir_path`).
+Cloud storage has no append: each batch rewrites the whole log, an object that a store
+replaces at once (so no line there is ever torn).
 """
 
 import json
 import os
 from pathlib import Path
 
-from azjax.paths import write_atomically
+from azjax.paths import is_local, workdir_path, write_atomically
 from azjax.types import UserError
 
 SETTINGS = "tournament.json"
@@ -31,17 +35,22 @@ class GameLog:
     """
 
     def __init__(self, directory: str | Path):
-        self.directory = Path(directory)
+        self.directory = workdir_path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / GAMES
         self.games: list[dict] = []
         self._pairs: dict[frozenset, int] = {}  # games per pair of names
+        self._local = is_local(self.path)
+        self._text = b""  # the cloud log as stored, rewritten whole with each batch
         if self.path.exists():
             self._read()
 
     def _read(self) -> None:
         data = self.path.read_bytes()
         end = data.rfind(b"\n") + 1  # a torn last line (a kill mid-write) is dropped
+        if not self._local:  # an object is written whole: its last line is never torn
+            end = len(data)
+            self._text = data if data.endswith(b"\n") or not data else data + b"\n"
         for number, line in enumerate(data[:end].splitlines(), 1):
             if not line.strip():
                 continue
@@ -58,7 +67,7 @@ class GameLog:
             except (ValueError, KeyError, TypeError):
                 raise UserError(f"{self.path} line {number} is not a game record") from None
             self._add(game)
-        if end < len(data):
+        if self._local and end < len(data):
             with open(self.path, "r+b") as file:
                 file.truncate(end)
 
@@ -67,10 +76,14 @@ class GameLog:
         if not games:
             return
         text = "".join(json.dumps(game, sort_keys=True) + "\n" for game in games)
-        with open(self.path, "a", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
+        if self._local:
+            with open(self.path, "a", encoding="utf-8") as file:
+                file.write(text)
+                file.flush()
+                os.fsync(file.fileno())
+        else:
+            write_atomically(self.path, self._text + text.encode())
+            self._text += text.encode()
         for game in games:
             self._add(game)
 
@@ -97,7 +110,7 @@ class GameLog:
 
 def read_settings(directory: str | Path) -> dict:
     """The tournament's settings: {"game": ..., "players": {name: settings}}; empty when new."""
-    path = Path(directory) / SETTINGS
+    path = workdir_path(directory) / SETTINGS
     if not path.exists():
         return {}
     try:
@@ -110,7 +123,7 @@ def read_settings(directory: str | Path) -> dict:
 
 
 def write_settings(directory: str | Path, settings: dict) -> None:
-    """Writes the settings atomically (a temporary file renamed over the old one)."""
-    write_atomically(
-        Path(directory) / SETTINGS, (json.dumps(settings, indent=1, sort_keys=True) + "\n").encode()
-    )
+    """Writes the settings atomically (a temporary file renamed over the old one; on cloud
+    storage the object replaced whole)."""
+    text = json.dumps(settings, indent=1, sort_keys=True) + "\n"
+    write_atomically(workdir_path(directory) / SETTINGS, text.encode())

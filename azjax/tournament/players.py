@@ -6,6 +6,7 @@ Specs (`azjax tournament --players ...`):
     RUN@STEP            the checkpoint of iteration STEP
     RUN@every:K         every checkpoint whose iteration is a multiple of K
     RUN@all             every checkpoint
+                        (RUN: a directory, or a URI such as gs://bucket/runs/c4)
     zoo:NAME            a trained agent shipped with azjax (`azjax zoo`)
     random, minimax, mcts:N        the baselines (minimax: Tic-tac-toe only)
     gtp:"COMMAND" [OPTIONS]        an outside Go engine speaking GTP
@@ -19,7 +20,6 @@ a match between two checkpoints of a run compiles once for all of them.
 import dataclasses
 import json
 import re
-from pathlib import Path
 
 import jax
 
@@ -28,6 +28,7 @@ from azjax import zoo
 from azjax.arena import DeviceHostPlayer
 from azjax.engines import open_player, parse_engine_spec
 from azjax.games import Game
+from azjax.paths import workdir_path
 from azjax.runs import list_checkpoints, load_run_config
 from azjax.types import UserError
 
@@ -68,7 +69,9 @@ class PlayerInfo:
 
 
 def _run_name(path: str) -> str:
-    return str(Path(path)).rstrip("/") or "."
+    """A run directory as players name it: normalised, a URI kept one (`gs://b/run`, which
+    `pathlib.Path` would make `gs:/b/run`)."""
+    return str(workdir_path(path)).rstrip("/") or "."
 
 
 def resolve(spec: str, *, simulations: int | None = None) -> list[PlayerInfo]:

@@ -8,9 +8,14 @@
 Every pairing of the schedule plays until it has `games_per_pair` games in the log; games
 already in the log are never replayed, so rerunning a stopped tournament finishes it, and a
 rerun with more players or more games per pair plays only what is new.
+
+The directory may be a cloud URI (`gs://bucket/tournaments/c4`) and so may a run in a player
+spec (`gs://bucket/runs/c4@every:50`): the log, the settings and the ratings are read and
+written there (`tournament.log`).
 """
 
 import csv
+import io
 import math
 import sys
 import zlib
@@ -20,6 +25,7 @@ import jax
 
 from azjax import arena, extras, games, interrupt, zoo
 from azjax.games import Game
+from azjax.paths import is_local, read_text, workdir_path, write_atomically
 from azjax.plots import plot_ratings
 from azjax.ratings import Ratings, fit
 from azjax.runs import load_run_config
@@ -79,11 +85,17 @@ def pairings(names: list[str], *, schedule: str, focus: str | None) -> list[tupl
     return [(focus, other) for other in names if other != focus]
 
 
+# Compiled matches of this process, by (game, family, family, games, opening plies): a
+# tournament run again or grown in the same process (a notebook, the tests) compiles nothing
+# twice. A family fixes its player function (`Roster.device`).
+_COMPILED: dict = {}
+
+
 class _Matches:
     """Compiled batched matches, one per (family, family, games, opening plies)."""
 
     def __init__(self, game: Game, roster: Roster):
-        self.game, self.roster, self._compiled = game, roster, {}
+        self.game, self.roster, self._compiled = game, roster, _COMPILED
 
     def play(self, a: PlayerInfo, b: PlayerInfo, *, num_games: int, opening_plies: int, key):
         family_a, player_a, params_a = self.roster.device(a)
@@ -92,7 +104,7 @@ class _Matches:
         if swap:
             family_a, family_b = family_b, family_a
             player_a, player_b, params_a, params_b = player_b, player_a, params_b, params_a
-        signature = (family_a, family_b, num_games, opening_plies)
+        signature = (repr(self.game), family_a, family_b, num_games, opening_plies)
         if signature not in self._compiled:
             self._compiled[signature] = jax.jit(
                 arena.make_match(
@@ -169,7 +181,7 @@ def run(
                 timeout=timeout, anchor=anchor, quiet=quiet,
             )  # fmt: skip
     out = None if quiet else sys.stderr
-    directory = Path(directory)
+    directory = workdir_path(directory)
     if games_per_pair < 1:
         raise UserError(f"games per pair must be at least 1, got {games_per_pair}")
     settings = read_settings(directory)
@@ -247,22 +259,26 @@ def _report(game_log: GameLog, a: str, b: str, out) -> None:
 
 def write_ratings(directory: str | Path, game_log: GameLog | None = None, *, anchor="random"):
     """Fits the ratings of every game in the log; writes ratings.csv, and ratings.png where
-    the plots extra (matplotlib, pandas) is installed."""
-    directory = Path(directory)
+    the plots extra (matplotlib, pandas) is installed (each whole or not at all)."""
+    directory = workdir_path(directory)
     game_log = game_log or GameLog(directory)
     if not game_log.games:
         raise UserError(f"no games in {directory} yet")
     ratings = fit(game_log.results(), anchor=anchor)
-    rows = rating_rows(ratings, read_settings(directory))
+    settings = read_settings(directory)
+    rows = rating_rows(ratings, settings)
     rounding = {"elo": 1, "elo_low": 1, "elo_high": 1, "score": 4}
-    with open(directory / "ratings.csv", "w", newline="") as stream:
-        writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: _cell(v, rounding.get(k)) for k, v in row.items()})
+    stream = io.StringIO(newline="")
+    writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _cell(v, rounding.get(k)) for k, v in row.items()})
+    write_atomically(directory / "ratings.csv", stream.getvalue().encode())
     if extras.installed("matplotlib", "pandas"):
-        plot_ratings(ratings_table(ratings, read_settings(directory)), directory / "ratings.png",
-                     title=directory.name)  # fmt: skip
+        figure = plot_ratings(ratings_table(ratings, settings), title=directory.name)
+        image = io.BytesIO()
+        figure.savefig(image, format="png", dpi=100)
+        write_atomically(directory / "ratings.png", image.getvalue())
     return ratings
 
 
@@ -295,8 +311,8 @@ def ratings_table(ratings: Ratings, settings: dict):
     return table
 
 
-def _ratings_file(path: str | Path) -> Path:
-    path = Path(path)
+def _ratings_file(path: str | Path):
+    path = workdir_path(path)
     file = path / "ratings.csv" if path.is_dir() else path
     if not file.is_file():
         raise UserError(f"no ratings in {path} (run `azjax tournament` there first)")
@@ -311,7 +327,8 @@ def load_ratings(path: str | Path):
     """
     import pandas as pd  # noqa: PLC0415
 
-    table = pd.read_csv(_ratings_file(path))
+    file = _ratings_file(path)
+    table = pd.read_csv(file if is_local(file) else io.StringIO(read_text(file)))
     if "step" in table:
         table["step"] = table["step"].astype("Int64")
     return table
@@ -320,7 +337,8 @@ def load_ratings(path: str | Path):
 def read_elo(path: str | Path) -> dict[str, float]:
     """Each player's rating in a tournament's ratings file (NaN where unlinked); plain Python,
     for training's anchors (no pandas needed)."""
-    with open(_ratings_file(path), newline="") as stream:
+    file = _ratings_file(path)
+    with open(file, newline="") if is_local(file) else io.StringIO(read_text(file)) as stream:
         return {row["player"]: float(row["elo"] or "nan") for row in csv.DictReader(stream)}
 
 
