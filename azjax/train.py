@@ -14,13 +14,11 @@ from jax.sharding import Mesh
 
 from azjax import distributed, gating, interrupt
 from azjax.compiled import compile_run
-from azjax.host_loop import HostLoop, Member, evaluation_for, iteration_record
+from azjax.host_loop import HostLoop, Member
 from azjax.paths import workdir_path
 from azjax.runs import prepare_workdir
 from azjax.steps import TrainerState
 from azjax.types import UserError
-
-__all__ = ["evaluation_for", "iteration_record", "train"]
 
 
 def train(
