@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import subprocess_env, tiny_config
 
-from azjax import cli
+from azjax import cli, cli_train
 from azjax import train as train_lib
 
 
@@ -227,7 +227,7 @@ def test_games_lists_the_registry(capsys):
 
 
 def _train_args(*argv):
-    """`azjax train ARGV` parsed, for `cli._train_config` (which trains nothing)."""
+    """`azjax train ARGV` parsed, for `cli_train._train_config` (which trains nothing)."""
     from azjax.cli_args import parser
 
     rest, overrides = cli.split_overrides(["train", *argv])
@@ -237,11 +237,11 @@ def _train_args(*argv):
 def test_train_resolves_its_config_and_workdir(trained, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     # A fresh run: connect_four by default, in runs/<name> or the --workdir given.
-    config, workdir = cli._train_config(*_train_args())
+    config, workdir = cli_train._train_config(*_train_args())
     assert config.name == "connect_four" and str(workdir) == "runs/connect_four"
-    config, workdir = cli._train_config(*_train_args("--workdir", "fresh"))
+    config, workdir = cli_train._train_config(*_train_args("--workdir", "fresh"))
     assert config.name == "connect_four" and str(workdir) == "fresh"
-    config, _ = cli._train_config(*_train_args("--config", "othello:cpu6", "--workdir", "o"))
+    config, _ = cli_train._train_config(*_train_args("--config", "othello:cpu6", "--workdir", "o"))
     assert config.name == "othello_cpu6"
     # A run's own config: from --workdir alone, from --config RUN/config.json or RUN (which
     # then resume RUN), or as the experiment of another run.
@@ -250,9 +250,9 @@ def test_train_resolves_its_config_and_workdir(trained, tmp_path, monkeypatch):
         ("--config", str(trained / "config.json")),
         ("--config", str(trained)),
     ):
-        config, workdir = cli._train_config(*_train_args(*argv))
+        config, workdir = cli_train._train_config(*_train_args(*argv))
         assert config.name == "tiny_tic_tac_toe" and workdir == trained, argv
-    config, workdir = cli._train_config(
+    config, workdir = cli_train._train_config(
         *_train_args("--config", str(trained / "config.json"), "--workdir", "again")
     )
     assert config.name == "tiny_tic_tac_toe" and str(workdir) == "again"

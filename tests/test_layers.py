@@ -45,7 +45,7 @@ OPTIONAL_DEPENDENCIES = (
 # Entry points whose imports stay inside functions so that they load only what is used:
 # `import azjax` (lazy exports) and the `azjax` command (a command imports what it runs, so
 # `azjax --help` loads no jax), with its argument parser.
-ENTRY_POINTS = ("azjax", "azjax.cli", "azjax.cli_args")
+ENTRY_POINTS = ("azjax", "azjax.cli", "azjax.cli_args", "azjax.cli_train")
 
 
 @dataclasses.dataclass(frozen=True)
