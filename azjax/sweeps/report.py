@@ -169,3 +169,28 @@ def _figure(axes):
     if isinstance(axes, np.ndarray):
         axes = axes.flat[0]
     return axes.get_figure()
+
+
+def format_value(value) -> str:
+    """A parameter's value as a sweep's lines show it."""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def summary(study: optuna.Study, objective: str) -> str:
+    """One line: how many trials ended how, and the best one."""
+    trials = [t for t in study.get_trials(deepcopy=False) if not t.user_attrs.get(liveness.SURPLUS)]
+    latest = {}
+    for trial in trials:
+        latest[liveness.root_number(trial)] = trial  # the newest attempt of each directory
+    counts = {}
+    for trial in latest.values():
+        counts[trial.state.name.lower()] = counts.get(trial.state.name.lower(), 0) + 1
+    text = f"sweep {study.study_name}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    complete = [t for t in latest.values() if t.state == TrialState.COMPLETE]
+    if complete:
+        best = study.best_trial
+        params = ", ".join(f"{k}={format_value(v)}" for k, v in best.params.items())
+        text += (
+            f"; best: trial {liveness.root_number(best)}, {objective} = {best.value:.4g} ({params})"
+        )
+    return text

@@ -37,6 +37,7 @@ from azjax.sweeps import liveness, pod
 from azjax.sweeps import space as space_lib
 from azjax.sweeps import storage as storage_lib
 from azjax.sweeps import study as study_lib
+from azjax.sweeps.report import format_value, summary
 from azjax.types import UserError
 
 
@@ -277,7 +278,7 @@ class _Worker:
             self._fail(trial, f"{error}")
             self.log(f"trial {root}: {error}")
             return None
-        shown = ", ".join(f"{k}={_format(v)}" for k, v in params.items())
+        shown = ", ".join(f"{k}={format_value(v)}" for k, v in params.items())
         again = " (resuming)" if liveness.is_retry(frozen) else ""
         self.log(f"trial {root}{again}: {shown} in {directory}")
         return _Trial(trial, root, params, config, directory)
@@ -429,27 +430,3 @@ class _Worker:
                   for k, v in item.params.items()}  # fmt: skip
         self._hparams.add_hparams(params, {self.objective: value}, name=item.directory.name)
         self._hparams.flush()
-
-
-def _format(value) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
-def summary(study: optuna.Study, objective: str) -> str:
-    """One line: how many trials ended how, and the best one."""
-    trials = [t for t in study.get_trials(deepcopy=False) if not t.user_attrs.get(liveness.SURPLUS)]
-    latest = {}
-    for trial in trials:
-        latest[liveness.root_number(trial)] = trial  # the newest attempt of each directory
-    counts = {}
-    for trial in latest.values():
-        counts[trial.state.name.lower()] = counts.get(trial.state.name.lower(), 0) + 1
-    text = f"sweep {study.study_name}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-    complete = [t for t in latest.values() if t.state == TrialState.COMPLETE]
-    if complete:
-        best = study.best_trial
-        params = ", ".join(f"{k}={_format(v)}" for k, v in best.params.items())
-        text += (
-            f"; best: trial {liveness.root_number(best)}, {objective} = {best.value:.4g} ({params})"
-        )
-    return text
