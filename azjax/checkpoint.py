@@ -17,7 +17,9 @@ is used, with a warning naming what was skipped and why. Where the `checkpoints`
 vanishes under a run (deleted while it trains), it is made again with a one-line warning and
 the run goes on; a full disk is one `RunError` line. orbax's own log records and the
 "Event loop is closed" noise of its abandoned reads are silenced: every failure they report
-reaches the caller as an exception.
+reaches the caller as an exception. Cloud storage that stops answering (after tensorstore's
+own retries, 32 over about a quarter of an hour) is one `RunError` line too, naming the last
+complete checkpoint, from which the same command resumes.
 
 When to save is orbax's decision: every `save_interval_steps` steps, and at the step where
 every process of a multi-host run has agreed to stop after a preemption notice (SIGTERM to
@@ -28,8 +30,6 @@ every process calls every method here (orbax writes each array from the process 
 and the JSON items and directory moves from process 0).
 """
 
-import dataclasses
-import os
 import shutil
 import sys
 import time
@@ -42,31 +42,9 @@ import orbax.checkpoint as ocp
 from orbax.checkpoint import checkpoint_managers
 
 from azjax import distributed
-from azjax.faults import first_line, is_disk_full, is_missing_path, silence_orbax
-from azjax.paths import is_local, workdir_path
+from azjax.faults import first_line, is_disk_full, is_missing_path, is_unreachable, silence_orbax
+from azjax.paths import FolderWatch, is_local, workdir_path
 from azjax.types import RunError, UserError
-
-
-def split_state(state) -> tuple[Any, dict]:
-    """(network variables, everything else) of a trainer state, as the two array items.
-
-    `state` is any dataclass pytree with a `train_state` field holding `variables`,
-    `opt_state` and `step` (`train.TrainerState`); its other fields are saved by name.
-    """
-    rest = {"opt_state": state.train_state.opt_state, "step": state.train_state.step}
-    for field in dataclasses.fields(state):
-        if field.name != "train_state":
-            rest[field.name] = getattr(state, field.name)
-    return state.train_state.variables, rest
-
-
-def join_state(like, variables, rest: dict):
-    """Inverse of `split_state`: a state shaped like `like` from the two items."""
-    train_state = like.train_state._replace(
-        variables=variables, opt_state=rest["opt_state"], step=rest["step"]
-    )
-    fields = {f.name: rest[f.name] for f in dataclasses.fields(like) if f.name != "train_state"}
-    return like.replace(train_state=train_state, **fields)
 
 
 class Restored(NamedTuple):
@@ -124,35 +102,7 @@ class Checkpointer:
             self._manager = self._make_manager()
         except OSError as error:
             raise UserError(f"cannot use {self.directory}: {error.strerror or error}") from None
-        self._folder: int | None = None  # a descriptor of the local `checkpoints` folder
-        self._watch_folder()
-
-    def _watch_folder(self) -> None:
-        """Keeps the local `checkpoints` folder open, so that `_folder_gone` knows it even
-        where the folder was made again (by orbax's writers, under the same inode number)."""
-        self._unwatch_folder()
-        if is_local(self.directory):
-            try:
-                self._folder = os.open(self.directory, os.O_RDONLY)
-            except OSError:  # no such folder yet, or a system that cannot open folders
-                self._folder = None
-
-    def _unwatch_folder(self) -> None:
-        if self._folder is not None:
-            os.close(self._folder)
-            self._folder = None
-
-    def _folder_gone(self) -> bool:
-        """Whether the local `checkpoints` folder was deleted since it was made (cloud storage
-        has prefixes, not folders: there a failed save says so, `_is_missing_path`)."""
-        if not is_local(self.directory):
-            return False
-        if not self.directory.is_dir():
-            return True
-        try:  # a deleted folder has no links left, whatever was made in its place
-            return self._folder is not None and os.fstat(self._folder).st_nlink == 0
-        except OSError:  # a stale handle (NFS)
-            return True
+        self._folder = FolderWatch(self.directory)  # notices the folder deleted under a run
 
     def _make_manager(self) -> ocp.CheckpointManager:
         max_to_keep, save_interval_steps, asynchronous = self._settings
@@ -225,7 +175,7 @@ class Checkpointer:
             history=ocp.args.JsonSave({"records": list(metrics)}),
         )
         # A save in flight fails in `wait`, which makes the folder again; else make it here.
-        if self._folder_gone() and self.wait():
+        if self._folder.gone() and self.wait():
             self._warn(f"azjax: warning: {self.directory} vanished; made it again")
             self._renew()
         for attempt in range(2):
@@ -262,7 +212,8 @@ class Checkpointer:
     def _failed(self, error: Exception, step: int | None, *, retry: bool):
         """Handles a failed save: returns where the `checkpoints` folder had vanished (made
         again, with a warning) and `retry` allows; else raises RunError naming the last good
-        checkpoint on a full disk or a vanishing folder, or re-raises `error` (a bug)."""
+        checkpoint on a full disk, storage that stopped answering or a vanishing folder, or
+        re-raises `error` (a bug)."""
         # The failure may be the background write of the previous save, or this one's.
         failed = {s for s in (self._pending, step) if s is not None}
         if is_disk_full(error):
@@ -273,9 +224,16 @@ class Checkpointer:
                 "the disk is full: no space left to save iteration "
                 f"{max(failed, default='?')} in {self.directory}; {self._last_good(failed)}"
             ) from None
+        if is_unreachable(error):  # the bucket stopped answering: keep what it holds
+            self._pending = None
+            raise RunError(
+                f"lost the connection to {self.directory} while iteration "
+                f"{max(failed, default='?')} was being saved ({first_line(error)}); "
+                f"{self._last_good(failed)}: run the same command again to resume from it"
+            ) from None
         # Gone, or partly gone: a deletion racing orbax's writers may leave the folder itself
         # (its files removed under the save in flight, which then fails on a missing path).
-        vanished = self._folder_gone() or is_missing_path(error)
+        vanished = self._folder.gone() or is_missing_path(error)
         if not vanished:
             raise error
         self._pending = None
@@ -293,7 +251,11 @@ class Checkpointer:
         )
 
     def _last_good(self, failed, none: str = "no checkpoint was saved") -> str:
-        last = [s for s in self.all_steps() if s not in failed]
+        try:
+            steps = self.all_steps()  # orbax's list, read when the manager was made
+        except Exception:  # storage that does not answer
+            return "the checkpoints saved before it are kept"
+        last = [s for s in steps if s not in failed]
         return f"the last good checkpoint is iteration {last[-1]}" if last else none
 
     def _renew(self, discard=()) -> None:
@@ -309,7 +271,7 @@ class Checkpointer:
         except Exception:  # the failed save, again
             pass
         self._manager = self._make_manager()
-        self._watch_folder()
+        self._folder.renew()
 
     @staticmethod
     def _warn(message: str) -> None:
@@ -443,7 +405,7 @@ class Checkpointer:
 
     def __del__(self) -> None:
         try:
-            self._unwatch_folder()
+            self._folder.close()
         except Exception:  # a Checkpointer that never opened its folder, or at exit
             pass
 
@@ -452,7 +414,7 @@ class Checkpointer:
         try:
             self.wait()
         finally:
-            self._unwatch_folder()
+            self._folder.close()
             self._manager.close()
 
 

@@ -28,6 +28,7 @@ import sys
 from azjax.cli_args import parser, resolve_agent, split_overrides
 from azjax.cli_train import joined, train
 from azjax.extras import missing_extra
+from azjax.faults import first_line, is_unreachable
 
 
 def _evaluate(args) -> int:
@@ -321,6 +322,16 @@ def _main(argv: list[str]) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as error:
+        if not is_unreachable(error):  # a bug: its traceback
+            raise
+        # Storage (a bucket) stopped answering outside a checkpoint save: metrics, TensorBoard.
+        print(
+            f"azjax: error: lost the connection to storage ({first_line(error)}); what was "
+            "saved is kept: run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,14 +1,22 @@
 """Library failures read and quieted: what an exception chain says (a full disk, a file that
-is gone), its first line for a one-line error, and orbax's log records, asyncio's records of
-its abandoned failed writes and stray event-loop tracebacks kept off the terminal (every
-failure they report still reaches the caller as an exception). Standard library only."""
+is gone, storage that does not answer), its first line for a one-line error, and orbax's log
+records, asyncio's records of its abandoned failed writes and stray event-loop tracebacks
+kept off the terminal (every failure they report still reaches the caller as an exception).
+Standard library only."""
 
 import errno
 import logging
 import sys
 from pathlib import Path
 
-__all__ = ["first_line", "is_disk_full", "is_missing_path", "quiet_unraisable", "silence_orbax"]
+__all__ = [
+    "first_line",
+    "is_disk_full",
+    "is_missing_path",
+    "is_unreachable",
+    "quiet_unraisable",
+    "silence_orbax",
+]
 
 # What a save that lost its files says: a deletion that races orbax's writers may leave the
 # folder itself (it could not remove it while they wrote into it) but not their files.
@@ -21,6 +29,20 @@ _MISSING_WORDS = (
     "params are missing",
 )
 _FULL_WORDS = ("No space left on device", "RESOURCE_EXHAUSTED")
+# What tensorstore (curl), gcsfs (aiohttp) and google-cloud-storage (requests) say once their
+# retries give up on a server that does not answer.
+_UNREACHABLE_WORDS = (
+    "CURL error",
+    "retry attempts failed",
+    "Could not connect",
+    "Connection refused",
+    "Connection reset",
+    "Cannot connect to host",
+    "Server disconnected",
+    "UNAVAILABLE",
+    "DEADLINE_EXCEEDED",
+)
+_UNREACHABLE_TYPES = ("ClientConnectionError", "ServerDisconnectedError", "ConnectionError")
 
 
 def _chain_says(error: BaseException | None, test, words: tuple[str, ...]) -> bool:
@@ -44,6 +66,18 @@ def is_disk_full(error: BaseException) -> bool:
 def is_missing_path(error: BaseException) -> bool:
     """Whether an exception (or one it wraps) says that a file or folder it used is gone."""
     return _chain_says(error, lambda e: isinstance(e, FileNotFoundError), _MISSING_WORDS)
+
+
+def is_unreachable(error: BaseException) -> bool:
+    """Whether an exception (or one it wraps) says that storage or a server did not answer
+    (after the client library's own retries)."""
+
+    def unreachable(e: BaseException) -> bool:
+        return isinstance(e, ConnectionError) or any(
+            t.__name__ in _UNREACHABLE_TYPES for t in type(e).__mro__
+        )
+
+    return _chain_says(error, unreachable, _UNREACHABLE_WORDS)
 
 
 def first_line(error: BaseException) -> str:

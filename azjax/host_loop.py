@@ -32,11 +32,12 @@ import numpy as np
 from azjax import build, distributed, interrupt
 from azjax import config as config_lib
 from azjax.build import RunSettings
-from azjax.checkpoint import Checkpointer, is_disk_full, join_state, split_state
+from azjax.checkpoint import Checkpointer
 from azjax.compiled import iterate
 from azjax.evaluation import Evaluation, evaluation_for
+from azjax.faults import is_disk_full
 from azjax.metrics import MetricsWriter, Progress, iteration_record, progress_line
-from azjax.steps import TrainerState, relayout
+from azjax.steps import TrainerState, join_state, relayout, split_state
 from azjax.trackers import Profiler
 from azjax.types import RunError, UserError
 

@@ -9,6 +9,8 @@ A storage emulator: where `STORAGE_EMULATOR_HOST` is set (the variable google-cl
 and gcsfs read), the first cloud path also points tensorstore, which writes the checkpoints'
 arrays, at it (`TENSORSTORE_GCS_HTTP_URL`, and a token an emulator accepts), unless those
 are set already.
+
+`FolderWatch` notices a local folder deleted under a run (checkpoints' folder).
 """
 
 import logging
@@ -22,8 +24,10 @@ _CONFIGURED: set[str] = set()
 
 def _configure_cloud(scheme: str) -> None:
     """Once per process: the `gcs` extra's packages checked, the emulator's address handed to
-    tensorstore, and gcsfs's warning for buckets it cannot classify without credentials (an
-    emulator's) kept off the terminal."""
+    tensorstore, and gcsfs's log records kept off the terminal: its warning for buckets it
+    cannot classify without credentials (an emulator's), and its "out of retries" errors,
+    each with a traceback, which repeat the exception the caller gets (and says in one
+    line)."""
     if scheme in _CONFIGURED:
         return
     if scheme == "gs":
@@ -33,7 +37,7 @@ def _configure_cloud(scheme: str) -> None:
             url = emulator if "://" in emulator else f"http://{emulator}"
             os.environ.setdefault("TENSORSTORE_GCS_HTTP_URL", url)
             os.environ.setdefault("GOOGLE_AUTH_TOKEN_FOR_TESTING", "emulator")
-        logging.getLogger("gcsfs").setLevel(logging.ERROR)
+        logging.getLogger("gcsfs").setLevel(logging.CRITICAL)
     _CONFIGURED.add(scheme)
 
 
@@ -95,3 +99,43 @@ def copy_tree(source, target) -> None:
         else:
             target.mkdir(parents=True, exist_ok=True)
             (target / path.name).write_bytes(path.read_bytes())
+
+
+class FolderWatch:
+    """Notices a local folder deleted under a run (`checkpoints/` removed while it trains).
+
+    It keeps the folder open, so that it knows even where the folder was made again under
+    the same inode number (by orbax's writers): a deleted folder has no links left, whatever
+    stands in its place. Cloud storage has prefixes, not folders: there a failed write says
+    so instead, and `gone` is always False.
+    """
+
+    def __init__(self, folder):
+        self.folder = folder
+        self._descriptor: int | None = None
+        self.renew()
+
+    def renew(self) -> None:
+        """Watches the folder as it is now (made again)."""
+        self.close()
+        if is_local(self.folder):
+            try:
+                self._descriptor = os.open(self.folder, os.O_RDONLY)
+            except OSError:  # no such folder yet, or a system that cannot open folders
+                self._descriptor = None
+
+    def gone(self) -> bool:
+        """Whether the folder was deleted since it was watched."""
+        if not is_local(self.folder):
+            return False
+        if not Path(self.folder).is_dir():
+            return True
+        try:
+            return self._descriptor is not None and os.fstat(self._descriptor).st_nlink == 0
+        except OSError:  # a stale handle (NFS)
+            return True
+
+    def close(self) -> None:
+        if self._descriptor is not None:
+            os.close(self._descriptor)
+            self._descriptor = None

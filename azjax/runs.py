@@ -15,7 +15,8 @@ import math
 from pathlib import Path
 
 from azjax import config as config_lib
-from azjax.checkpoint import Checkpointer, is_disk_full
+from azjax.checkpoint import Checkpointer
+from azjax.faults import is_disk_full
 from azjax.metrics import parse_lines
 from azjax.paths import is_local, read_text, workdir_path, write_atomically  # noqa: F401  (part of this module's API)
 from azjax.stats import wilson_interval

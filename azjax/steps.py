@@ -7,7 +7,9 @@ the driver (`compiled.compile_run`) jits them once, a notebook can call them, an
 can `vmap` them over members.
 """
 
+import dataclasses
 import functools
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -38,6 +40,25 @@ class TrainerState:
     elapsed: Array  # [] float32 wall-clock seconds spent in this run so far
     # [] float32 the KL-adaptive learning rate's multiplier (None: `kl_target` is off)
     lr_multiplier: Array | None = None
+
+
+def split_state(state: TrainerState) -> tuple[Any, dict]:
+    """(network variables, everything else) of a trainer state (or a population's stacked
+    one): the two array items a checkpoint holds (`checkpoint.Checkpointer`)."""
+    rest = {"opt_state": state.train_state.opt_state, "step": state.train_state.step}
+    for field in dataclasses.fields(state):
+        if field.name != "train_state":
+            rest[field.name] = getattr(state, field.name)
+    return state.train_state.variables, rest
+
+
+def join_state(like: TrainerState, variables, rest: dict) -> TrainerState:
+    """Inverse of `split_state`: a state shaped like `like` from the two items."""
+    train_state = like.train_state._replace(
+        variables=variables, opt_state=rest["opt_state"], step=rest["step"]
+    )
+    fields = {f.name: rest[f.name] for f in dataclasses.fields(like) if f.name != "train_state"}
+    return like.replace(train_state=train_state, **fields)
 
 
 def init_state(pipeline: Pipeline, key: PRNGKey) -> TrainerState:

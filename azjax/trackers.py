@@ -5,7 +5,8 @@ the profiler of `train.profile`.
     --config.train.profile="(3, 4)"      # a jax.profiler trace of iterations 3 and 4
 
   tensorboard  scalars in WORKDIR/tensorboard, and at a run's start its config as text and
-               as HParams (TensorBoard's text and HParams views)
+               as HParams (TensorBoard's text and HParams views); on cloud storage written
+               locally and copied to the bucket after each record
   wandb        Weights & Biases (`pip install 'azjax[wandb]'`): one W&B run per azjax run
                (its id kept in WORKDIR/trackers.json, so a resumed run logs on), the config
                as its config; WANDB_MODE=offline writes it under WORKDIR/wandb, no account
@@ -23,14 +24,16 @@ import json
 import logging
 import math
 import re
+import shutil
 import tempfile
 import time
+from pathlib import Path
 
 import jax
 
 from azjax import config as config_lib
 from azjax import extras
-from azjax.paths import is_local, workdir_path
+from azjax.paths import copy_tree, is_local, workdir_path
 from azjax.schema import LOGGERS
 from azjax.types import UserError
 
@@ -54,19 +57,28 @@ def _flat_config(config) -> dict:
 
 
 class TensorBoard:
-    """TensorBoard event files in WORKDIR/tensorboard (tensorboardX)."""
+    """TensorBoard event files in WORKDIR/tensorboard (tensorboardX).
+
+    On cloud storage the events are written to a local folder and copied to the bucket after
+    each record (whole files, as tensorboardX's own gs:// writer uploads them): the copy goes
+    through gcsfs in this thread, so a bucket that stops answering is one error here, not a
+    traceback in tensorboardX's writer thread or at exit.
+    """
 
     def __init__(self, workdir, resume_iteration: int, config=None):
         from tensorboardX import SummaryWriter  # noqa: PLC0415  (slow import)
 
+        folder = workdir_path(workdir) / "tensorboard"
+        self._bucket, self._local = (None, None) if is_local(folder) else (folder, None)
+        if self._bucket is not None:
+            self._local = Path(tempfile.mkdtemp(prefix="azjax-tensorboard-"))
+            folder = self._local
         purge = {"purge_step": resume_iteration + 1} if resume_iteration > 0 else {}
         # Event files are named by the second they were opened in; a session resuming within
         # the same second would overwrite the last one without this suffix, which also keeps
         # such files in iteration order.
         self.writer = SummaryWriter(
-            str(workdir_path(workdir) / "tensorboard"),
-            filename_suffix=f".from{resume_iteration:09d}",
-            **purge,
+            str(folder), filename_suffix=f".from{resume_iteration:09d}", **purge
         )
         if config is not None and resume_iteration == 0:
             from tensorboardX.summary import hparams  # noqa: PLC0415
@@ -78,14 +90,27 @@ class TensorBoard:
             for summary in hparams(_flat_config(config), {"eval/elo": math.nan}):
                 file_writer.add_summary(summary, 0)
             self.writer.flush()
+            self._upload()
+
+    def _upload(self) -> None:
+        if self._bucket is not None:
+            bucket, self._bucket = self._bucket, None  # not again after a failed copy
+            copy_tree(self._local, bucket)
+            self._bucket = bucket
 
     def log(self, record: dict) -> None:
         for key, value in _scalars(record).items():
             self.writer.add_scalar(key, value, record["iteration"])
         self.writer.flush()
+        self._upload()
 
     def close(self) -> None:
         self.writer.close()
+        try:
+            self._upload()
+        finally:
+            if self._local is not None:
+                shutil.rmtree(self._local, ignore_errors=True)
 
 
 class Wandb:

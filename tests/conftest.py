@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -106,6 +107,27 @@ def subprocess_env(**extra) -> dict:
 
 
 PYTHON = sys.executable
+
+
+def slurm_environment(num_tasks: int) -> dict:
+    """The variables of a SLURM job step of `num_tasks` tasks on this host, as JAX's cluster
+    detection (`--distributed auto`) reads them; each task adds its `SLURM_PROCID`. SLURM
+    puts the coordinator on port 61440 + job id % 4096: the job id picks a free one."""
+    import numpy as np  # noqa: PLC0415
+
+    for port in np.random.default_rng().permutation(np.arange(61440, 65536)):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("localhost", int(port)))
+            except OSError:
+                continue
+        break
+    return {
+        "SLURM_JOB_ID": str(int(port) - 61440),
+        "SLURM_STEP_NODELIST": "localhost",
+        "SLURM_NTASKS": str(num_tasks),
+        "SLURM_LOCALID": "0",
+    }
 
 
 def require_program(name: str, *, install: str, paths: Sequence[str] = ()) -> str:

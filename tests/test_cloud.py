@@ -8,10 +8,14 @@ and gating writing to the bucket, stopped by a scheduler's SIGTERM and resumed f
 alone, equal to a straight run; then the commands that load a run read it from the bucket; a
 tournament in the bucket between a bucket run's checkpoints and baselines, resumed; and a
 sweep whose trials train in the bucket while its study is in a database (a journal file
-there is refused)."""
+there is refused); a bucket that stops answering mid-save, for a while or for good. And
+docs/scaling.md's commands for pods and buckets, run as written: its
+emulator, a Go 9x9 run over 4 processes into the bucket, resumed by 2 processes that find
+each other as a SLURM job's do (`--distributed auto`)."""
 
 import json
 import os
+import shlex
 import signal
 import socket
 import sqlite3
@@ -19,7 +23,14 @@ import subprocess
 import time
 
 import pytest
-from conftest import PYTHON, require_program, subprocess_env, tiny_experiment
+from conftest import (
+    PYTHON,
+    REPO,
+    require_program,
+    slurm_environment,
+    subprocess_env,
+    tiny_experiment,
+)
 
 pytestmark = pytest.mark.slow  # trains small runs and a sweep in child processes
 
@@ -65,28 +76,21 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def emulator(tmp_path_factory):
-    """The emulator's address, serving one bucket kept on disk in a temporary folder."""
-    require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
-    port, folder = _free_port(), tmp_path_factory.mktemp("emulator")
-    server = subprocess.Popen(
-        [PYTHON, os.path.join(os.path.dirname(__file__), "gcs_emulator.py"), "start"]
-        + ["--host", "127.0.0.1", "--port", str(port)]
-        + ["--default-bucket", BUCKET, "--quiet"],
-        cwd=folder,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def _serve(argv: list[str], folder, port: int) -> subprocess.Popen:
+    """Starts an emulator (`argv`) keeping its bucket in `folder`; returns once it answers."""
+    server = subprocess.Popen(argv, cwd=folder, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 60
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
+            return server
         except OSError:
             assert server.poll() is None and time.monotonic() < deadline, "no emulator"
             time.sleep(0.2)
-    yield f"http://127.0.0.1:{port}"
+
+
+def _stop(server: subprocess.Popen) -> None:
     # The emulator's server may not stop on SIGINT while a client's connection stays open
     # (seen once in CI after the sweep test): it is a test server, killed if it must be.
     server.send_signal(signal.SIGINT)
@@ -95,6 +99,22 @@ def emulator(tmp_path_factory):
     except subprocess.TimeoutExpired:
         server.kill()
         server.wait(timeout=30)
+
+
+def _emulator_argv(port: int) -> list[str]:
+    script = os.path.join(os.path.dirname(__file__), "gcs_emulator.py")
+    return [PYTHON, script, "start", "--host", "127.0.0.1", "--port", str(port),
+            "--default-bucket", BUCKET, "--quiet"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory):
+    """The emulator's address, serving one bucket kept on disk in a temporary folder."""
+    require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
+    port = _free_port()
+    server = _serve(_emulator_argv(port), tmp_path_factory.mktemp("emulator"), port)
+    yield f"http://127.0.0.1:{port}"
+    _stop(server)
 
 
 def _env(emulator: str) -> dict:
@@ -178,6 +198,81 @@ def test_a_gs_run_stopped_and_resumed_equals_a_straight_run(emulator, tmp_path):
         }
     compared = _run([os.path.dirname(__file__), straight, resumed], env, script=COMPARE)
     assert compared.stdout.strip() == "same 4"
+
+
+# Trains; when the `at_save`-th checkpoint save begins, the emulator (process `pid`) stops
+# answering: "pause" makes it answer again 5 s later, "gone" kills it 1 s later. tensorstore
+# retries a request 32 times over about a quarter of an hour before it gives up; here twice.
+OUTAGE_AT_SAVE = """
+import os, signal, sys, threading
+from orbax.checkpoint._src.serialization import tensorstore_utils
+from azjax import checkpoint, cli
+
+pid, at_save, outage = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+retries = {"max_retries": 2, "initial_delay": "0.1s", "max_delay": "0.5s"}
+for context in (tensorstore_utils._BASE_TS_CONTEXT, tensorstore_utils._DEFAULT_OCDBT_TS_CONTEXT):
+    context["gcs_request_retries"] = retries
+real_save = checkpoint.Checkpointer.save
+saves = []
+
+def save(self, step, *args, **kwargs):
+    saves.append(step)
+    if len(saves) == at_save:
+        os.kill(pid, signal.SIGSTOP)
+        then = signal.SIGCONT if outage == "pause" else signal.SIGKILL
+        threading.Timer(5 if outage == "pause" else 1, os.kill, (pid, then)).start()
+    return real_save(self, step, *args, **kwargs)
+
+checkpoint.Checkpointer.save = save
+sys.exit(cli.main(sys.argv[4:]))
+"""
+
+
+@pytest.mark.parametrize("outage", ["pause", "gone"])
+def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path, outage):
+    """The bucket stops answering while iteration 3 is saved. Back within tensorstore's
+    retries ("pause"), the run goes on; gone ("gone"), the run stops with one line naming the
+    last good checkpoint, and once the bucket is back the same command resumes. Either way
+    the run ends as a straight one does."""
+    require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
+    port, folder = _free_port(), tmp_path / "bucket"
+    folder.mkdir()
+    server = _serve(_emulator_argv(port), folder, port)
+    env = _env(f"http://127.0.0.1:{port}")
+    experiment = tiny_experiment(tmp_path, num_iterations=4, checkpoint_every=1)
+    train = ["train", "--config", str(experiment)]
+    straight, run = str(tmp_path / "straight"), f"gs://{BUCKET}/outage"
+    try:
+        _run([*train, "--workdir", straight], env)
+        first = _run([str(server.pid), "3", outage, *train, "--workdir", run], env,
+                     script=OUTAGE_AT_SAVE, check=False)  # fmt: skip
+        assert "Traceback" not in first.stderr, first.stderr
+        if outage == "pause":
+            assert first.returncode == 0, first.stderr
+        else:
+            assert first.returncode == 1, first.stdout + first.stderr
+            said = [line for line in first.stderr.splitlines() if line.startswith("azjax")]
+            assert len(said) == 1, first.stderr
+            assert "lost the connection" in said[0] and "run the same command again" in said[0]
+            server.wait(timeout=30)
+            server = _serve(_emulator_argv(port), folder, port)  # back, with what it kept
+            again = _run(["train", "--workdir", run], env)
+            assert "resum" in again.stdout + again.stderr
+        lines = _read(f"http://127.0.0.1:{port}", "outage/metrics.jsonl").decode().splitlines()
+        records = [json.loads(line) for line in lines]
+        with open(os.path.join(straight, "metrics.jsonl")) as file:
+            expected = [json.loads(line) for line in file]
+        ignored = ("wall_time", "seconds", "per_second", "pos/s", "minutes")
+        for a, b in zip(expected, records, strict=True):
+            assert {k: v for k, v in a.items() if not any(w in k for w in ignored)} == {
+                k: v for k, v in b.items() if not any(w in k for w in ignored)
+            }
+        compared = _run([os.path.dirname(__file__), straight, run], env, script=COMPARE)
+        assert compared.stdout.strip() == "same 4"
+    finally:
+        if server.poll() is None:
+            os.kill(server.pid, signal.SIGCONT)
+            _stop(server)
 
 
 @pytest.fixture(scope="module")
@@ -304,3 +399,127 @@ def test_a_sweep_in_the_bucket_keeps_its_study_in_a_database(emulator, tmp_path)
     assert "trial 2" not in again.stdout and "2 complete" in again.stdout, again.stdout
     report = _run(["sweep", "--workdir", workdir, "--report"], env)  # storage: sweep.json's
     assert "eval/elo" in report.stdout and "history.png" in report.stdout
+
+
+# docs/scaling.md's commands, as written, plus these overrides: the pod commands train the
+# accelerator-sized Go 9x9 experiment until it ends; here one or two iterations of it on a
+# network and search small enough for this test, over 4 CPU devices.
+SCALING = os.path.join(REPO, "docs", "scaling.md")
+SMALL_GO = [
+    "--config.network.channels=8",
+    "--config.network.num_blocks=1",
+    "--config.network.value_hidden=8",
+    "--config.search.num_simulations=2",
+    "--config.search.max_num_considered_actions=2",
+    "--config.selfplay.batch_size=4",
+    "--config.selfplay.num_steps=2",
+    "--config.replay.capacity=4096",
+    "--config.replay.min_size=4",
+    "--config.learner.batch_size=4",
+    "--config.learner.updates_per_iteration=1",
+    "--config.train.checkpoint_every=1",
+    "--config.eval.every=0",
+]
+
+
+def _bash_block(heading: str) -> list[str]:
+    """The commands of the first bash block under `heading` in docs/scaling.md, one a line
+    (continuation lines joined, comments dropped)."""
+    with open(SCALING) as page:
+        text = page.read()
+    section = text[text.index(f"\n{heading}\n") :]
+    block = section[section.index("```bash\n") + len("```bash\n") :]
+    block = block[: block.index("```")].replace("\\\n", " ")
+    lines = (line.split(" #", 1)[0].strip() for line in block.splitlines())
+    return [" ".join(line.split()) for line in lines if line and not line.startswith("#")]
+
+
+def _azjax(command: str, env: dict) -> tuple[list[str], dict]:
+    """A documented `VAR=value azjax ...` line as argv for this Python, and its environment."""
+    words = shlex.split(command)
+    env = dict(env)
+    while "=" in words[0]:
+        name, value = words.pop(0).split("=", 1)
+        env[name] = value
+    assert words[0] == "azjax", command
+    return [PYTHON, "-m", "azjax.cli", *words[1:]], env
+
+
+def test_the_scaling_page_runs_as_written_with_its_bucket_on_an_emulator(tmp_path):
+    require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
+    # Its emulator, as the page starts it (on a free port, not 9023).
+    install, serve, try_out = _bash_block("## Cloud storage")
+    assert install == "pip install -e '.[gcs,test]'"  # what CI installed
+    port = str(_free_port())
+    serve_argv = [
+        {"python": PYTHON, "tests/gcs_emulator.py": os.path.join(REPO, "tests", "gcs_emulator.py"),
+         "9023": port}.get(word, word)
+        for word in shlex.split(serve.removesuffix("&"))
+    ]  # fmt: skip
+    server = _serve(serve_argv, tmp_path, int(port))
+    try:
+        emulator = f"http://127.0.0.1:{port}"
+        base = {**_env(emulator), "PYTHONUNBUFFERED": "1"}
+        del base["STORAGE_EMULATOR_HOST"]  # the documented lines set it themselves
+        _run_scaling_commands(try_out.replace("9023", port), base, emulator)
+    finally:
+        _stop(server)
+
+
+def _run_scaling_commands(try_out: str, base: dict, emulator: str) -> None:
+    # The try-out: Tic-tac-toe into gs://my-bucket/runs/ttt, two iterations of it.
+    argv, env = _azjax(try_out, base)
+    done = subprocess.run([*argv, "--config.train.num_iterations=2", "--config.eval.every=0"],
+                          capture_output=True, text=True, env=env, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    client = _bucket(emulator).client.bucket("my-bucket")
+    files = [blob.name for blob in client.list_blobs(prefix="runs/ttt/")]
+    assert any(f.startswith("runs/ttt/checkpoints/2/") for f in files), files
+
+    # A pod: the explicit command on 4 hosts (processes here, each one CPU device), with the
+    # coordinator on this machine and each host's --process-id.
+    explicit, auto = _bash_block("## Devices and hosts")
+    assert "--process-id 0" in explicit and "10.0.0.1:1234" in explicit
+    env = {**base, "STORAGE_EMULATOR_HOST": emulator, "JAX_PLATFORMS": "cpu",
+           "XLA_FLAGS": "--xla_force_host_platform_device_count=1"}  # fmt: skip
+    coordinator = f"127.0.0.1:{_free_port()}"
+    hosts = []
+    for index in range(4):
+        line = explicit.replace("10.0.0.1:1234", coordinator)
+        argv, _ = _azjax(line.replace("--process-id 0", f"--process-id {index}"), env)
+        argv += [*SMALL_GO, "--config.train.num_iterations=1"]
+        hosts.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True, env=env))  # fmt: skip
+    outputs = [host.communicate(timeout=600)[0] for host in hosts]
+    for host, output in zip(hosts, outputs, strict=True):
+        assert host.returncode == 0, output[-4000:]
+    assert "on 4 cpu device(s)" in outputs[0] and "done: 1 iterations" in outputs[0], outputs[0]
+
+    # Preempted, the job comes back as a SLURM job of 2 tasks: the page's `--distributed
+    # auto` command (the one every TPU worker runs, too) resumes the run from the bucket.
+    tpu_worker = _bash_block("## A Cloud TPU pod slice")[-1]  # inside gcloud's --command
+    assert tpu_worker.endswith(f"&& {auto}'"), (tpu_worker, auto)
+    argv, _ = _azjax(auto, env)
+    argv += [*SMALL_GO, "--config.train.num_iterations=2"]
+    slurm = {**env, **slurm_environment(2)}
+    tasks = [
+        subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**slurm, "SLURM_PROCID": str(index)},
+        )  # fmt: skip
+        for index in range(2)
+    ]
+    outputs = [task.communicate(timeout=600)[0] for task in tasks]
+    for task, output in zip(tasks, outputs, strict=True):
+        assert task.returncode == 0, output[-4000:]
+    assert "resum" in outputs[0] and "on 2 cpu device(s)" in outputs[0], outputs[0]
+    records = [
+        json.loads(line)
+        for line in client.blob("runs/go_9x9/metrics.jsonl").download_as_text().splitlines()
+    ]
+    assert [r["iteration"] for r in records] == [1, 2]
+    files = [blob.name for blob in client.list_blobs(prefix="runs/go_9x9/")]
+    assert any(f.startswith("runs/go_9x9/checkpoints/2/") for f in files), files

@@ -1,6 +1,7 @@
 """How library failures are read: every message orbax or tensorstore raises when a checkpoint's
 files vanish under a save counts as a lost path (the save is repeated), a full disk as a full
-disk, and nothing else as either (a bug shows as itself)."""
+disk, storage that stopped answering as unreachable, and nothing else as any of them (a bug
+shows as itself)."""
 
 import errno
 import logging
@@ -36,6 +37,30 @@ def test_a_full_disk_and_a_bug_are_told_apart():
     assert not faults.is_missing_path(bug) and not faults.is_disk_full(bug)
     assert faults.first_line(ValueError("one\ntwo")) == "one"
     assert faults.first_line(KeyError()) == "KeyError"
+
+
+# What clients said once their retries gave up on an emulator that was killed (tensorstore's
+# message is the one seen in this project; the others are the libraries' own types).
+UNREACHABLE = [
+    ValueError(
+        "ABORTED: All 3 retry attempts failed: CURL error Could not connect to server: Failed "
+        "to connect to 127.0.0.1 port 1 after 0 ms: Could not connect to server [curl_code='7']"
+    ),
+    ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused"),
+    type("ClientConnectorError", (type("ClientConnectionError", (Exception,), {}),), {})(
+        "Cannot connect to host 127.0.0.1:9023"
+    ),
+]
+
+
+@pytest.mark.parametrize("error", UNREACHABLE, ids=lambda e: type(e).__name__)
+def test_storage_that_does_not_answer_is_read_as_unreachable_also_when_wrapped(error):
+    wrapper = RuntimeError("background save failed")
+    wrapper.__cause__ = error
+    assert faults.is_unreachable(error) and faults.is_unreachable(wrapper)
+    assert not faults.is_disk_full(wrapper) and not faults.is_missing_path(wrapper)
+    for other in (*LOST, OSError(errno.ENOSPC, "No space left on device"), KeyError("x")):
+        assert not faults.is_unreachable(other)
 
 
 def test_asyncio_records_of_abandoned_failed_writes_are_dropped_and_others_kept(caplog):

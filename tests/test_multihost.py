@@ -19,7 +19,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from conftest import PYTHON, REPO, subprocess_env, tiny_experiment
+from conftest import PYTHON, REPO, slurm_environment, subprocess_env, tiny_experiment
 
 from azjax import cli, distributed, paths
 from azjax.metrics import read_metrics
@@ -246,20 +246,10 @@ except UserError as error:
 def test_distributed_auto_reads_a_slurm_environment(tmp_path):
     """`--distributed auto` (the Python API here): JAX's cluster detection finds the
     processes in SLURM's variables; processes given different workdirs are refused."""
-    # SLURM jobs put the coordinator on port 61440 + job id % 4096: find a free one.
-    for port in np.random.default_rng().permutation(np.arange(61440, 65536)):
-        with socket.socket() as probe:
-            try:
-                probe.bind(("localhost", int(port)))
-            except OSError:
-                continue
-        break
     env = subprocess_env(
         XLA_FLAGS="--xla_force_host_platform_device_count=2",
         JAX_PLATFORMS="cpu",
-        SLURM_JOB_ID=str(int(port) - 61440),
-        SLURM_STEP_NODELIST="localhost",
-        SLURM_NTASKS="2",
+        **slurm_environment(2),
     )
     script = AUTO_SCRIPT.format(tests=str(Path(REPO) / "tests"))
     children = [
@@ -268,7 +258,7 @@ def test_distributed_auto_reads_a_slurm_environment(tmp_path):
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            env={**env, "SLURM_PROCID": str(index), "SLURM_LOCALID": "0"},
+            env={**env, "SLURM_PROCID": str(index)},
         )
         for index in range(2)
     ]
@@ -395,7 +385,7 @@ processes, process_id = int(sys.argv[2]), int(sys.argv[3])
 if processes > 1:
     distributed.initialize(f"localhost:{{port}}", processes, process_id, timeout_s=120)
 configs = []
-for index in range(2):
+for index in range(int(sys.argv[5])):
     config = tiny_config()
     config.seed = index
     config.learner.learning_rate *= 1 + index
@@ -405,14 +395,17 @@ for index in range(2):
     configs.append(config)
 pbt = PBT(every=2, objective="eval/random/score", fraction=0.5)
 population.train_population(
-    configs, [root / "m0", root / "m1"], progress="lines", pbt=pbt
+    configs, [root / f"m{{i}}" for i in range(len(configs))], progress="lines", pbt=pbt
 )
 """
 
 
-def train_population(root: Path, *, processes: int, devices: int) -> list[str]:
-    """A 2-member PBT population of `tiny_config` as `processes` processes of `devices` CPU
-    devices each; every process must exit with status 0. Returns their outputs."""
+MEMBERS = 4
+
+
+def start_population(root: Path, *, processes: int, devices: int) -> list[subprocess.Popen]:
+    """A 4-member PBT population of `tiny_config` as `processes` processes of `devices` CPU
+    devices each; their stdout and stderr together, line-buffered."""
     env = subprocess_env(
         XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
         JAX_PLATFORMS="cpu",
@@ -420,9 +413,10 @@ def train_population(root: Path, *, processes: int, devices: int) -> list[str]:
     )
     script = POPULATION_CHILD.format(tests=str(Path(REPO) / "tests"))
     port = str(free_port())
-    children = [
+    argv = [str(root), str(processes)]
+    return [
         subprocess.Popen(
-            [PYTHON, "-c", script, str(root), str(processes), str(index), port],
+            [PYTHON, "-c", script, *argv, str(index), port, str(MEMBERS)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -431,7 +425,11 @@ def train_population(root: Path, *, processes: int, devices: int) -> list[str]:
         )
         for index in range(processes)
     ]
-    results = finish(children)
+
+
+def train_population(root: Path, *, processes: int, devices: int) -> list[str]:
+    """Runs `start_population` to the end; every process must exit with status 0."""
+    results = finish(start_population(root, processes=processes, devices=devices))
     for status, output in results:
         assert status == 0, output[-4000:]
     return [output for _, output in results]
@@ -439,16 +437,25 @@ def train_population(root: Path, *, processes: int, devices: int) -> list[str]:
 
 @pytest.mark.slow
 def test_a_population_spans_two_processes_as_it_runs_in_one(tmp_path):
-    """2 processes x 2 devices train the same PBT population as 1 process x 4 devices: the
-    members' self-play exactly, their learning to float tolerance, the same PBT decisions
-    (process 0 evaluates; every process decides on its values); process 0 alone prints and
-    writes files."""
+    """A 4-member PBT population as 2 processes x 2 devices, killed (SIGKILL, no notice)
+    during its fourth iteration and resumed as 1 process x 4 devices, trains what 1 process
+    x 4 devices trains straight: the members' self-play exactly, their learning to float
+    tolerance, the same PBT decisions (process 0 evaluates; every process decides on its
+    values); process 0 alone prints and writes files."""
     many, one = tmp_path / "two_processes", tmp_path / "one_process"
-    outputs = train_population(many, processes=2, devices=2)
+    children = start_population(many, processes=2, devices=2)
+    before = wait_for_line(children[0], f"[m{MEMBERS - 1}] it    3")
+    for child in children:
+        child.kill()
+    (_, _), (_, output1) = finish(children)
+    assert f"training a population of {MEMBERS}" in before and "[m1] it" in before
+    assert "training a population" not in output1 and "it " not in output1
+    for index in range(MEMBERS):  # iteration 2's checkpoint, written by both processes
+        assert checkpoint_steps(many / f"m{index}")[:1] == [2]
+    [resumed] = train_population(many, processes=1, devices=4)
+    assert "from iteration" in resumed, resumed[-3000:]
     train_population(one, processes=1, devices=4)
-    assert "training a population of 2" in outputs[0] and "[m1] it" in outputs[0]
-    assert "training a population" not in outputs[1] and "it " not in outputs[1]
-    for name in ("m0", "m1"):
+    for name in (f"m{index}" for index in range(MEMBERS)):
         records, expected = read_metrics(many / name), read_metrics(one / name)
         assert [r["iteration"] for r in records] == [1, 2, 3, 4]
         for record, reference in zip(records, expected, strict=True):

@@ -9,7 +9,8 @@ from conftest import tiny_config
 
 from azjax import compiled, pbt, population, runs, train
 from azjax.agent import load_agent
-from azjax.checkpoint import Checkpointer, split_state
+from azjax.checkpoint import Checkpointer
+from azjax.steps import split_state
 from azjax.types import UserError
 
 LEARNING_RATES = (1e-3, 3e-3)

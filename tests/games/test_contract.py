@@ -265,7 +265,8 @@ def test_symmetries_commute_with_play(game, rollout):
     for index in range(game.symmetries):
         if not np.array_equal(jax.vmap(transform, (0, 0, None))(start, masks[0], index)[0], start):
             continue
-        got_obs, want_obs, got_masks, want_masks = replay(index)
+        # The index as an array: one compiled replay for every symmetry, not one each.
+        got_obs, want_obs, got_masks, want_masks = replay(jnp.int32(index))
         assert got_obs.shape[0] == num_plies + 1
         np.testing.assert_array_equal(got_obs, want_obs, err_msg=f"symmetry {index}")
         np.testing.assert_array_equal(got_masks, want_masks, err_msg=f"symmetry {index}")
