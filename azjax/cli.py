@@ -325,10 +325,12 @@ def _main(argv: list[str]) -> int:
     except Exception as error:
         if not is_unreachable(error):  # a bug: its traceback
             raise
-        # Storage (a bucket) stopped answering outside a checkpoint save: metrics, TensorBoard.
+        # A server stopped answering outside a checkpoint save: the bucket (metrics,
+        # TensorBoard) or, in a multi-host run, the coordination service (DEADLINE_EXCEEDED).
         print(
-            f"azjax: error: lost the connection to storage ({first_line(error)}); what was "
-            "saved is kept: run the same command again to resume",
+            f"azjax: error: lost the connection to a server (storage or another host: "
+            f"{first_line(error)}); what was saved is kept: run the same command again to "
+            "resume",
             file=sys.stderr,
         )
         return 1
