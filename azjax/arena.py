@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from azjax import games
-from azjax.engines import RESIGN, EngineError, HostPlayer
+from azjax.engines import RESIGN, EngineError, EngineSpec, HostPlayer, open_player
 from azjax.games import Game, State
 from azjax.games.base import random_legal_action
 from azjax.stats import wilson_interval
@@ -340,6 +340,43 @@ def play_host_game(
         plies += 1
     reward = float(state.rewards[0])
     return (1.0 if reward > 0 else 0.0 if reward < 0 else 0.5), plies, ""
+
+
+def engine_outcomes(
+    game: Game,
+    player,
+    params,
+    engine: EngineSpec,
+    *,
+    num_games: int,
+    key,
+    seed: int = 0,
+    timeout: float | None = None,
+    step=None,
+) -> tuple[list[float], list[str]]:
+    """An azjax player against an outside engine: `num_games` host games, the player first
+    in the even ones. Returns the player's outcome in each game (+1 win, 0 draw, -1 loss)
+    and the reasons of the games that did not end by the rules (`play_host_game`).
+
+    Args:
+      player: the player function, jitted (`DeviceHostPlayer`).
+      timeout: seconds the engine may take per answer (default: its spec's or the player's).
+      step: `game.step`, jitted.
+    """
+    outcomes, reasons = [], []
+    step = step or jax.jit(game.step)
+    agent = DeviceHostPlayer("azjax", player, params, seed=seed)
+    with open_player(engine, timeout=timeout) as opponent:
+        for index in range(num_games):
+            agent_first = index % 2 == 0
+            first, second = (agent, opponent) if agent_first else (opponent, agent)
+            score, _, reason = play_host_game(
+                game, first, second, opening_plies=0, key=jax.random.fold_in(key, index), step=step
+            )
+            outcomes.append((2 * score - 1) * (1 if agent_first else -1))
+            if reason:
+                reasons.append(reason)
+    return outcomes, reasons
 
 
 def _opening_mask(game: Game, state: State):

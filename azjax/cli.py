@@ -200,7 +200,7 @@ def _zoo(args) -> int:
     from azjax import zoo  # noqa: PLC0415
     from azjax.types import UserError  # noqa: PLC0415
 
-    if args.export is None:
+    if args.export is None and args.rate is None:
         if args.names:
             print("\n".join(zoo.names()))
             return 0
@@ -208,19 +208,24 @@ def _zoo(args) -> int:
 
         print(format_table(zoo.cards()) or "the zoo is empty")
         return 0
-    if not args.name:
-        raise UserError("--export RUN needs --name NAME")
-    from azjax.zoo.export import export, format_table  # noqa: PLC0415
+    from azjax.zoo.export import export, format_table, rerate  # noqa: PLC0415
 
     opponents = [spec.strip() for spec in args.opponents.split(",") if spec.strip()]
+    rating = dict(games=args.games, seed=args.seed, engine_games=args.engine_games)
+    if args.rate is not None:
+        if args.export is not None:
+            raise UserError("--rate NAME and --export RUN are two commands: give one")
+        print(format_table([rerate(args.rate, opponents, **rating)]))
+        return 0
+    if not args.name:
+        raise UserError("--export RUN needs --name NAME")
     card = export(
         args.export,
         args.name,
         command=args.train_command,
         opponents=opponents,
-        games=args.games,
-        seed=args.seed,
         notes=args.notes,
+        **rating,
     )
     print(format_table([card]))
     return 0

@@ -302,12 +302,25 @@ def parser() -> argparse.ArgumentParser:
     zoo.add_argument("--export", default=None, metavar="RUN", help="add RUN's newest checkpoint")
     zoo.add_argument("--name", default=None, help="--export: the agent's name")
     zoo.add_argument(
+        "--rate", default=None, metavar="NAME", help="rate the shipped agent NAME (--opponents)"
+    )
+    zoo.add_argument(
         "--command", dest="train_command", default="", help="--export: the command that trained RUN"
     )
     zoo.add_argument(
-        "--opponents", default="random,mcts:200", help="--export: fixed opponents, comma separated"
+        "--opponents",
+        default="random,mcts:200",
+        help='--export, --rate: fixed opponents and engines (gtp:"COMMAND"), comma separated',
     )
-    zoo.add_argument("--games", type=_even_count, default=200, help="--export: games per opponent")
+    zoo.add_argument(
+        "--games", type=_even_count, default=200, help="--export, --rate: games per opponent"
+    )
+    zoo.add_argument(
+        "--engine-games",
+        type=_even_count,
+        default=None,
+        help="--export, --rate: games per outside engine, one at a time (default: --games)",
+    )
     zoo.add_argument("--notes", default="", help="--export: a note shown with the agent")
     zoo.add_argument("--seed", type=_count(0), default=0)
     return parser

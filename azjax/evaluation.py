@@ -27,7 +27,6 @@ from azjax.agent import make_opponent
 from azjax.arena import search_player
 from azjax.build import Pipeline
 from azjax.config import parse_opponent_spec
-from azjax.engines import open_player
 from azjax.games import Game
 from azjax.paths import copy_tree, is_local, workdir_path
 from azjax.ratings import anchors
@@ -190,21 +189,17 @@ class Evaluation:
         return list(jax.device_get(match(variables, params, key).outcomes))
 
     def _engine_outcomes(self, spec: str, variables, key) -> list[float]:
-        outcomes = []
-        agent = arena.DeviceHostPlayer("azjax", self._host_agent, variables, seed=self.seed)
-        with open_player(self._engines[spec], timeout=self._engine_timeout) as engine:
-            for index in range(self.num_games):
-                agent_first = index % 2 == 0
-                first, second = (agent, engine) if agent_first else (engine, agent)
-                score, _, _ = arena.play_host_game(
-                    self.game,
-                    first,
-                    second,
-                    opening_plies=0,
-                    key=jax.random.fold_in(key, index),
-                    step=self._step,
-                )
-                outcomes.append((2 * score - 1) * (1 if agent_first else -1))
+        outcomes, _ = arena.engine_outcomes(
+            self.game,
+            self._host_agent,
+            variables,
+            self._engines[spec],
+            num_games=self.num_games,
+            key=key,
+            seed=self.seed,
+            timeout=self._engine_timeout,
+            step=self._step,
+        )
         return outcomes
 
     def __call__(self, variables, iteration: int) -> dict:

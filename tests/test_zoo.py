@@ -4,7 +4,7 @@ one and every command that takes an agent takes `--agent NAME` / `zoo:NAME`."""
 import jax
 import numpy as np
 import pytest
-from conftest import tiny_config, untrained_run
+from conftest import require_program, tiny_config, untrained_run
 
 from azjax import arena, cli, tournament, zoo
 from azjax.agent import load_agent, make_opponent
@@ -63,6 +63,38 @@ def test_commands_take_agent_names(tiny_zoo, tmp_path, capsys):
         tmp_path / "t", ["zoo:tiny_ttt", "random"], games_per_pair=2, batch_size=2, quiet=True
     )
     assert sorted(ratings.players) == ["random", "zoo:tiny_ttt"]
+
+
+def test_rate_adds_ratings_to_a_shipped_agent(tiny_zoo, capsys):
+    _, before = tiny_zoo
+    args = ["zoo", "--rate", "tiny_ttt", "--opponents", "mcts:8,random", "--games", "6"]
+    assert cli.main(args) == 0
+    assert "vs mcts:8" in capsys.readouterr().out
+    after = zoo.card("tiny_ttt")
+    # random's rating is replaced in place (6 games now), mcts:8's appended; the rest kept
+    assert [(r["opponent"], r["games"]) for r in after.ratings] == [("random", 6), ("mcts:8", 6)]
+    assert after.command == before.command and after.iteration == before.iteration
+    assert cli.main(["zoo", "--rate", "nope"]) == 2
+    assert "no zoo agent 'nope'" in capsys.readouterr().err
+    assert cli.main(["zoo", "--rate", "tiny_ttt", "--export", "x"]) == 2
+
+
+@pytest.mark.slow
+def test_a_series_against_gnugo_goes_on_the_card(tmp_path, monkeypatch, capsys):
+    gnugo = require_program("gnugo", install="apt-get install gnugo", paths=("/usr/games",))
+    run = untrained_run(tmp_path / "run", tiny_config("go_9x9"))
+    monkeypatch.setattr(zoo, "AGENTS", tmp_path / "zoo")
+    spec = f'gtp:"{gnugo} --mode gtp --level 0"'
+    args = ["zoo", "--export", str(run), "--name", "tiny_go", "--opponents", f"random,{spec}"]
+    assert cli.main([*args, "--games", "4", "--engine-games", "2"]) == 0
+    random, engine = zoo.card("tiny_go").ratings
+    assert (random["games"], engine["opponent"], engine["games"]) == (4, spec, 2)
+    assert engine["wins"] + engine["draws"] + engine["losses"] == 2
+    assert engine["forfeits"] == 0  # GNU Go answered every move, legally
+    assert f"vs {spec}" in capsys.readouterr().out
+    args = ["zoo", "--rate", "tiny_go", "--opponents", 'uci:"fairy-stockfish"']
+    assert cli.main(args) == 2
+    assert "cannot play go_9x9" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", zoo.names())

@@ -5,11 +5,13 @@ Each agent is a folder `azjax/zoo/agents/NAME/` holding
     config.json   the resolved config of the run that trained it
     params.npz    its network variables, bfloat16 (compressed npz; float32 when loaded)
     card.json     game, iteration, training time, the command that trained it, and its
-                  score and Elo with 95% intervals against fixed opponents (`azjax zoo`)
+                  score and Elo with 95% intervals against fixed opponents and outside
+                  engines (`azjax zoo`)
 
 `azjax.load_agent("zoo:NAME")`, `--agent NAME` on the commands that take `--workdir`, and
 `zoo:NAME` as an opponent or tournament player load one. `azjax zoo --export RUN --name NAME`
-(`azjax/zoo/export.py`) rates a run's newest checkpoint and writes its folder.
+(`azjax/zoo/export.py`) rates a run's newest checkpoint and writes its folder; `azjax zoo
+--rate NAME --opponents ...` adds ratings to a shipped agent's card.
 """
 
 import dataclasses
@@ -41,8 +43,10 @@ class Card:
       train_minutes: wall-clock training time, evaluations included.
       command: the command that trained it.
       cpu: the processor it was trained on.
-      ratings: per fixed opponent {opponent, games, score, low, high, elo, elo_low,
-        elo_high}, the agent at its config's evaluation simulations.
+      ratings: per fixed opponent or outside engine {opponent, games, wins, draws, losses,
+        score, low, high, elo, elo_low, elo_high}, and for an engine `forfeits` (games it
+        lost by failing, resigning or an illegal move); the agent at its config's
+        evaluation simulations.
       notes: anything else worth knowing (a goal missed, a rule set).
     """
 
@@ -70,7 +74,12 @@ def names() -> list[str]:
     return sorted(p.name for p in AGENTS.iterdir() if (p / "card.json").is_file())
 
 
-def _folder(name: str) -> Path:
+def agent_folder(name: str) -> Path:
+    """The folder of the shipped agent `name` (`zoo:NAME` too).
+
+    Raises:
+      UserError: no such agent.
+    """
     name = name.removeprefix(PREFIX)
     if name not in names():
         known = ", ".join(names()) or "none"
@@ -79,7 +88,7 @@ def _folder(name: str) -> Path:
 
 
 def card(name: str) -> Card:
-    data = json.loads((_folder(name) / "card.json").read_text())
+    data = json.loads((agent_folder(name) / "card.json").read_text())
     return Card(**{**data, "ratings": tuple(data.get("ratings", ()))})
 
 
@@ -89,7 +98,7 @@ def cards() -> list[Card]:
 
 def read_config(name: str):
     """The config a zoo agent was trained with."""
-    return read_config_file(_folder(name) / "config.json")
+    return read_config_file(agent_folder(name) / "config.json")
 
 
 def load(name: str):
@@ -99,7 +108,7 @@ def load(name: str):
     Raises:
       UserError: no such agent, or its files do not fit its config's network.
     """
-    folder = _folder(name)
+    folder = agent_folder(name)
     config = read_config(name)
     game = build.make_game(config)
     network = build.make_network_for(config, game)
@@ -130,4 +139,9 @@ def save(folder: Path, config, variables, agent_card: Card) -> None:
         arrays[jax.tree_util.keystr(path)] = value
     np.savez_compressed(folder / "params.npz", **arrays)
     (folder / "config.json").write_text(to_json(config) + "\n")
+    write_card(folder, agent_card)
+
+
+def write_card(folder: Path, agent_card: Card) -> None:
+    """Writes an agent's card.json."""
     (folder / "card.json").write_text(json.dumps(agent_card.to_json(), indent=2) + "\n")

@@ -1,6 +1,8 @@
 """`azjax zoo --export RUN --name NAME`: rates a run's newest checkpoint against fixed
-opponents (95% intervals) and writes it into the zoo (`azjax/zoo/agents/NAME/`)."""
+opponents and outside engines (95% intervals) and writes it into the zoo
+(`azjax/zoo/agents/NAME/`); `azjax zoo --rate NAME` rates a shipped agent against more."""
 
+import dataclasses
 import math
 import platform
 import re
@@ -10,6 +12,7 @@ import jax
 
 from azjax import arena, zoo
 from azjax.agent import load_agent, make_opponent
+from azjax.config import parse_opponent_spec
 from azjax.metrics import read_metrics
 from azjax.paths import workdir_path
 from azjax.types import UserError
@@ -37,19 +40,43 @@ def _elo(value: float | None, sign: int) -> str:
     return f"{value + 0.0:+.0f}" if value is not None else ("+inf" if sign > 0 else "-inf")
 
 
-def rate(agent, opponents: list[str], games: int, seed: int) -> list[dict]:
-    """The agent's score and Elo (95% Wilson intervals) against each opponent, `games` games
-    each, half with each colour."""
+def rate(agent, opponents: list[str], games: int, seed: int, engine_games=None) -> list[dict]:
+    """The agent's score and Elo (95% Wilson intervals) against each opponent, half the
+    games with each colour: `games` batched games against azjax's own opponents, and
+    `engine_games` (default `games`) host games one at a time against an outside engine
+    (`gtp:"COMMAND"`, `uci:"COMMAND"`), whose games that did not end by the rules (the
+    engine failed, resigned or played an illegal move: it lost) are counted as `forfeits`.
+
+    Raises:
+      UserError: a bad opponent, or an engine that cannot play the agent's game.
+    """
     ratings = []
     for index, spec in enumerate(opponents):
-        opponent, params = make_opponent(agent.game, spec)
-        match = jax.jit(arena.make_match(agent.game, agent.player, opponent, num_games=games))
-        result = match(agent.variables, params, jax.random.PRNGKey(seed + index))
-        summary = arena.summarize(jax.device_get(result.outcomes))
+        key, extra = jax.random.PRNGKey(seed + index), {}
+        kind, engine = parse_opponent_spec(spec)
+        if kind == "engine":
+            if not engine.plays(agent.game):
+                name = agent.game.name
+                raise UserError(f"opponent {spec} ({engine.protocol}) cannot play {name}")
+            outcomes, reasons = arena.engine_outcomes(
+                agent.game,
+                jax.jit(agent.player),
+                agent.variables,
+                engine,
+                num_games=engine_games or games,
+                key=key,
+                seed=seed,
+            )
+            extra = {"forfeits": len(reasons)}
+        else:
+            opponent, params = make_opponent(agent.game, spec)
+            match = arena.make_match(agent.game, agent.player, opponent, num_games=games)
+            outcomes = jax.device_get(jax.jit(match)(agent.variables, params, key).outcomes)
+        summary = arena.summarize(outcomes)
         ratings.append(
             {
                 "opponent": spec,
-                "games": games,
+                "games": summary.games,
                 "wins": summary.wins,
                 "draws": summary.draws,
                 "losses": summary.losses,
@@ -59,6 +86,7 @@ def rate(agent, opponents: list[str], games: int, seed: int) -> list[dict]:
                 "elo": _finite(summary.elo),
                 "elo_low": _finite(summary.elo_low),
                 "elo_high": _finite(summary.elo_high),
+                **extra,
             }
         )
     return ratings
@@ -72,8 +100,9 @@ def export(
     opponents: list[str],
     games: int,
     seed: int = 0,
+    engine_games: int | None = None,
     notes: str = "",
-    into: Path = zoo.AGENTS,
+    into: Path | None = None,
 ) -> zoo.Card:
     """Rates `workdir`'s newest checkpoint and writes it as the zoo agent `name`.
 
@@ -95,10 +124,34 @@ def export(
         train_minutes=round(minutes, 1),
         command=command,
         cpu=cpu_model(),
-        ratings=tuple(rate(agent, opponents, games, seed)),
+        ratings=tuple(rate(agent, opponents, games, seed, engine_games)),
         notes=notes,
     )
-    zoo.save(into / name, agent.config, agent.variables, card)
+    zoo.save((into or zoo.AGENTS) / name, agent.config, agent.variables, card)
+    return card
+
+
+def rerate(
+    name: str,
+    opponents: list[str],
+    *,
+    games: int,
+    seed: int = 0,
+    engine_games: int | None = None,
+) -> zoo.Card:
+    """Rates the shipped agent `name` against `opponents` and writes the ratings into its
+    card, each in place of an earlier rating against the same opponent (the network and
+    config are untouched).
+
+    Raises:
+      UserError: no such agent, a bad opponent.
+    """
+    agent = load_agent(zoo.PREFIX + name.removeprefix(zoo.PREFIX))
+    before = zoo.card(name)
+    new = {r["opponent"]: r for r in rate(agent, opponents, games, seed, engine_games)}
+    kept = [new.pop(r["opponent"], r) for r in before.ratings]
+    card = dataclasses.replace(before, ratings=(*kept, *new.values()))
+    zoo.write_card(zoo.agent_folder(name), card)
     return card
 
 
@@ -111,10 +164,11 @@ def format_table(cards: list[zoo.Card]) -> str:
             f"{card.train_minutes:g} min on {card.cpu})"
         )
         for r in card.ratings:
+            forfeits = f", {r['forfeits']} forfeited" if r.get("forfeits") else ""
             lines.append(
                 f"    vs {r['opponent']:<10} {r['score']:.3f} ({r['low']:.3f}-{r['high']:.3f}) "
-                f"in {r['games']} games, Elo {_elo(r['elo'], 1)} ({_elo(r['elo_low'], -1)} to "
-                f"{_elo(r['elo_high'], 1)})"
+                f"in {r['games']} games{forfeits}, Elo {_elo(r['elo'], 1)} "
+                f"({_elo(r['elo_low'], -1)} to {_elo(r['elo_high'], 1)})"
             )
         lines.append(f"    trained by: {card.command}")
         if card.notes:
