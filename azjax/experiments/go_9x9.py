@@ -2,11 +2,12 @@
 
 Variants (`--config go_9x9:VARIANT`):
   (none)  the accelerator config below.
-  cpu     a 2-core CPU (not yet trained to its goal): Gomoku 6x6 k4's recipe (Adam with the
-          KL-adaptive rate) on a 32-channel x 4-block network, Gumbel search at 16
-          simulations, 128 games, two hours; evaluated against random and MCTS-200 in the
-          run (pure MCTS's random playouts of Go are long: MCTS-1000 only when the zoo rates
-          the result).
+  cpu     a 2-core CPU: Gomoku 6x6 k4's recipe (Adam with the KL-adaptive rate) on a
+          32-channel x 4-block network, Gumbel search at 16 simulations, 128 games, two
+          hours; evaluated every 100 iterations against random and MCTS-50 in the run
+          (about 1.5 minutes each: pure MCTS's random playouts of Go run to the move limit,
+          and rating the Elo anchors random and MCTS-200 had not ended after 5 minutes).
+          The zoo agent `go_9x9` is 80 minutes of it (docs/results.md, "Go 9x9").
 
 AlphaGo Zero (19x19): 20-40 residual blocks x 256 channels, 1600 simulations per move,
 Dirichlet alpha 0.03, temperature 1 for the first 30 moves, SGD with momentum 0.9 and a
@@ -54,5 +55,5 @@ def _cpu_config():
     config.replay.capacity = 100_000
     config.replay.min_size = 4_000
     config.eval.num_simulations = 16
-    config.eval.opponents = ("random", "mcts:200")
+    config.eval.opponents = ("random", "mcts:50")
     return config
