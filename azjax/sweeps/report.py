@@ -129,8 +129,11 @@ def write_report(workdir: str | Path, *, study: optuna.Study | None = None) -> l
     plots = [("history.png", lambda: optuna_plots.plot_optimization_history(
         study, target_name=objective))]  # fmt: skip
     if len(complete) >= 2 and varying:
+        # PED-ANOVA, optuna 5's default, named so that optuna 4 (whose default, fANOVA, needs
+        # scikit-learn) draws the same importances.
+        evaluator = optuna.importance.PedAnovaImportanceEvaluator()
         plots.append(("importance.png", lambda: optuna_plots.plot_param_importances(
-            study, params=varying, target_name=objective)))  # fmt: skip
+            study, evaluator=evaluator, params=varying, target_name=objective)))  # fmt: skip
     if complete and study.best_trial.params:
         plots.append(("slice.png", lambda: optuna_plots.plot_slice(study, target_name=objective)))
     width = 3.5 * len(study.best_trial.params) + 1.5 if complete else 0.0
