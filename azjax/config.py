@@ -118,6 +118,10 @@ def base_config() -> ml_collections.ConfigDict:
     config.selfplay.resign_threshold = -0.9
     config.selfplay.resign_check_fraction = 0.1
     config.selfplay.resign_false_positives = 0.05
+    # Drawn games' positions labelled with this weight times the game's heuristic score of
+    # the last position (`Game.adjudicate`: Xiangqi's material) instead of 0; 0: off. Not
+    # AlphaZero: a prior for games whose self-play draws everything (docs/results.md, Xiangqi).
+    config.selfplay.draw_adjudication = 0.0
 
     config.replay = ml_collections.ConfigDict()
     config.replay.capacity = 60_000

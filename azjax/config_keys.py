@@ -57,6 +57,7 @@ ADDED_KEYS = (
     "selfplay.resign_false_positives",
     "learner.value_target_mix",
     "learner.kl_target",
+    "selfplay.draw_adjudication",
 )
 OLD_VALUES = {
     "search.tree_reuse": False,

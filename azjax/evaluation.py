@@ -105,8 +105,7 @@ class Evaluation:
         for spec in opponents:
             kind, argument = parse_opponent_spec(spec)
             if kind == "engine":
-                if not argument.plays(game):
-                    raise UserError(f"opponent {spec} ({argument.protocol}) cannot play {game}")
+                argument.require_plays(game, f"opponent {spec}")
                 self._engines[spec] = argument
                 continue
             if kind == "ladder":

@@ -166,6 +166,7 @@ class Ply(NamedTuple):
     output: SearchOutput
     ended: Array  # [B] bool the game ended with this ply (by the rules or resignation)
     rewards: Array  # [B, 2] final rewards of the games that ended
+    targets: Array  # [B, 2] what their positions are labelled with (`draw_adjudication`)
     lengths: Array  # [B] int32 stored positions of the games that ended (this one included)
     full: Array  # [] bool the ply was a full search (stored)
     carried: Array  # [B] int32 root visits carried over
@@ -184,12 +185,15 @@ def play_ply(
     sample_search_action: bool = False,
     playout_cap: PlayoutCap | None = None,
     resign: ResignRule | None = None,
+    draw_adjudication: float = 0.0,
 ) -> tuple[SelfPlayState, Any, Ply]:
     """One ply in every slot [B]: restart finished games, search, choose and play a move
     (or resign).
 
     Args:
       tree: with tree reuse, the trees [B] carried from the previous ply (else None).
+      draw_adjudication: w > 0 labels the positions of a drawn game with w times the
+        game's `adjudicate` score of its last position instead of 0 (static).
 
     Returns:
       The next self-play state, the trees carried to the next ply, and the `Ply`.
@@ -243,7 +247,12 @@ def play_ply(
     if tree is not None:
         tree = search.advance(output.tree, action)
     next_state = SelfPlayState(next_games, stored, resignation)
-    ply = Ply(states, output, ended, next_games.rewards, lengths, full, carried, resigned)
+    targets = next_games.rewards
+    if draw_adjudication > 0:
+        drawn = ended & jnp.all(next_games.rewards == 0, axis=-1)
+        scores = draw_adjudication * jax.vmap(game.adjudicate)(next_games)
+        targets = jnp.where(drawn[:, None], scores, targets)
+    ply = Ply(states, output, ended, next_games.rewards, targets, lengths, full, carried, resigned)
     return next_state, tree, ply
 
 
@@ -322,6 +331,7 @@ def run(
     write: Callable | None = None,
     playout_cap: PlayoutCap | None = None,
     resign: ResignRule | None = None,
+    draw_adjudication: float = 0.0,
 ) -> tuple[SelfPlayState, ReplayBuffer, SelfPlayOutput]:
     """Plays `num_steps` plies (T) in every slot, writing each position to `buffer` and
     labelling the positions of the games that end.
@@ -343,6 +353,7 @@ def run(
         there is a mesh (`steps.play_step` passes it); default: one unsharded ring.
       playout_cap: playout cap randomization (None: every ply is a full, stored search).
       resign: resignation (None: games are played out); `v_resign` adapts after the call.
+      draw_adjudication: labels drawn games by `game.adjudicate` (see `play_ply`).
     """
     write = write or functools.partial(replay.write, max_length=game.max_episode_length)
     encode = jax.vmap(game.encode_observation)
@@ -362,6 +373,7 @@ def run(
             sample_search_action=sample_search_action,
             playout_cap=playout_cap,
             resign=resign,
+            draw_adjudication=draw_adjudication,
         )
         searched, output, ended, rewards = ply.searched, ply.output, ply.ended, ply.rewards
         buffer, labelled = write(
@@ -370,7 +382,7 @@ def run(
             output.action_weights,
             searched.current_player,
             ended,
-            rewards,
+            ply.targets,
             ply.lengths,
             ply.full,
             output.value,

@@ -115,6 +115,7 @@ def play_step(
         write=replay_writer(pipeline),
         playout_cap=pipeline.playout_cap,
         resign=pipeline.resign,
+        draw_adjudication=pipeline.draw_adjudication,
     )
     games = jnp.maximum(played.num_games, 1)
     metrics = dict(

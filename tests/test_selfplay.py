@@ -15,9 +15,11 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
+from conftest import tiny_config
 
-from azjax import games, replay, selfplay
-from azjax.types import SearchOutput
+from azjax import build, games, replay, selfplay
+from azjax.types import SearchOutput, UserError
 
 TTT = games.make("tic_tac_toe")
 
@@ -188,3 +190,48 @@ def test_a_small_ring_labels_exactly_what_a_large_one_does():
             np.testing.assert_array_equal(small.policy[i], large.policy[j])
             assert small.player[i] == large.player[j]
             np.testing.assert_array_equal(small.value[i], large.value[j])  # NaN == NaN here
+
+
+class AdjudicatedTicTacToe(type(TTT)):
+    """Tic-tac-toe whose draws a heuristic scores 0.5 for X (player 0), -0.5 for O."""
+
+    adjudicates = True
+
+    def adjudicate(self, state):
+        del state
+        return jnp.asarray([0.5, -0.5], jnp.float32)
+
+
+def test_draw_adjudication_labels_drawn_games_and_keeps_their_results():
+    game = AdjudicatedTicTacToe()
+    labels, draws = {}, {}
+    for weight in (0.0, 0.8):
+        run = jax.jit(
+            functools.partial(
+                selfplay.run,
+                game,
+                random_search,
+                num_steps=9,
+                temperature_moves=9,
+                draw_adjudication=weight,
+            )
+        )
+        stored = game.encode_observation(game.observe(game.init(jax.random.PRNGKey(0))))
+        buffer = replay.init(64 * 18, stored.shape, game.num_actions, stored.dtype)
+        state = selfplay.init(game, jax.random.PRNGKey(0), batch_size=64)
+        state, buffer, output = run(None, state, buffer, jax.random.PRNGKey(1))
+        state, buffer, output = run(None, state, buffer, jax.random.PRNGKey(2))
+        values = np.asarray(buffer.value)
+        labels[weight] = set(np.unique(values[~np.isnan(values)]).astype(float).round(6).tolist())
+        draws[weight] = int(output.num_games - output.first_player_wins - output.second_player_wins)
+    # The same games (same keys): draws stay draws in the results, only their labels change.
+    assert draws[0.0] == draws[0.8] > 0
+    assert labels[0.0] == {-1.0, 0.0, 1.0}
+    assert labels[0.8] == {-1.0, -0.4, 0.4, 1.0}  # X to move: 0.8 * 0.5; O to move: -0.4
+
+
+def test_draw_adjudication_needs_a_game_that_adjudicates():
+    config = tiny_config()
+    config.selfplay.draw_adjudication = 0.5
+    with pytest.raises(UserError, match="no adjudication of draws"):
+        build.make_pipeline(config)

@@ -69,17 +69,18 @@ def test_round_robin_resumes_and_grows_without_replaying(ttt_run, tmp_path):
     assert (directory / "ratings.png").stat().st_size > 10_000
 
     # The same command again plays nothing; more games per pair plays only the difference.
+    # (Batches of 4 throughout, so every match reuses the programs compiled above.)
     before = (directory / "games.jsonl").read_bytes()
     tournament.run(directory, specs, games_per_pair=4, batch_size=4, quiet=True)
     assert (directory / "games.jsonl").read_bytes() == before
-    tournament.run(directory, None, games_per_pair=6, batch_size=4, quiet=True)
-    assert set(pair_counts(directory).values()) == {6}
+    tournament.run(directory, None, games_per_pair=8, batch_size=4, quiet=True)
+    assert set(pair_counts(directory).values()) == {8}
     assert (directory / "games.jsonl").read_bytes().startswith(before)
 
     # A new player plays the others; the old pairs keep their games.
-    tournament.run(directory, [*specs, f"{ttt_run}@10"], games_per_pair=6, batch_size=4, quiet=True)
+    tournament.run(directory, [*specs, f"{ttt_run}@10"], games_per_pair=8, batch_size=4, quiet=True)
     counts = pair_counts(directory)
-    assert len(counts) == 10 and set(counts.values()) == {6}
+    assert len(counts) == 10 and set(counts.values()) == {8}
 
 
 def test_gauntlet_pairs_one_player_with_each_other(ttt_run, tmp_path):

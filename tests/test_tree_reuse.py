@@ -182,7 +182,7 @@ def test_reroot_carries_a_tree_to_a_search_of_another_budget():
         other = make_search(
             game, rollout_evaluator(game), num_simulations=simulations, tree_reuse=True
         )
-        moved = other.reroot(output.tree, position)
+        moved = jax.jit(other.reroot)(output.tree, position)
         assert moved.node_visits.shape[1] == other.num_nodes == 2 * simulations + 1
         kept = min(simulations, SIMULATIONS)  # reuse_nodes = the budget
         for name, want in _tree_arrays(child_tree).items():
@@ -193,7 +193,7 @@ def test_reroot_carries_a_tree_to_a_search_of_another_budget():
         assert not np.any(np.asarray(moved.node_visits)[:, kept:])
         np.testing.assert_array_equal(moved.node_visits[:, 0], child_tree.node_visits[:, 0])
         # and the next search grows from it
-        grown = other(None, position, jax.random.PRNGKey(4), NOISY, moved)
+        grown = jax.jit(other)(None, position, jax.random.PRNGKey(4), NOISY, moved)
         np.testing.assert_array_equal(
             grown.tree.node_visits[:, 0], moved.node_visits[:, 0] + simulations
         )

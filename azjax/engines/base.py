@@ -289,6 +289,12 @@ class EngineSpec:
         """Whether this engine's protocol plays `game`."""
         return games.family_of(game) == ("go" if self.protocol == "gtp" else "xiangqi")
 
+    def require_plays(self, game: Game, spec: str | None = None) -> None:
+        """Raises UserError (naming `spec`, the user's words, or the engine) unless this
+        engine's protocol plays `game`."""
+        if not self.plays(game):
+            raise UserError(f"{spec or self.name} ({self.protocol}) cannot play {game.name}")
+
 
 def _boolean(text: str) -> bool:
     """true/false (also yes/no, on/off, 1/0, any case) as a bool; ValueError otherwise."""

@@ -49,6 +49,11 @@ from azjax.games.xiangqi_tables import (
 from azjax.games.xiangqi_tables import LABELS as LABELS  # re-exported: the action labels
 from azjax.types import Array, PRNGKey
 
+# Piece values by code (empty, general, advisor, elephant, horse, chariot, cannon, soldier)
+# for `Xiangqi.adjudicate`; a side starts with 48. A chariot up scores tanh(9 / 10) = 0.72.
+MATERIAL = (0.0, 0.0, 2.0, 2.0, 4.0, 9.0, 4.5, 1.0)
+MATERIAL_SCALE = 10.0
+
 
 def position_hash(board: Array, player: Array) -> Array:
     """[2] uint32 Zobrist hash of a board ([90], Red positive) with `player` to move."""
@@ -344,6 +349,17 @@ class Xiangqi(base.Game):
         mask = mask.at[jnp.where(legal, label, NUM_ACTIONS)].set(True)[:NUM_ACTIONS]
         off = jnp.int32(OFF)
         return mask, attacked_after(words[0], origin[0], off, off)
+
+    adjudicates = True
+
+    def adjudicate(self, state: XiangqiState) -> Array:
+        """Material: tanh((Red's - Black's) / MATERIAL_SCALE) for Red, its negative for Black,
+        with the usual piece values (`MATERIAL`: chariot 9, cannon 4.5, horse 4, advisor and
+        elephant 2, soldier 1)."""
+        board = state.board.astype(jnp.int32)
+        balance = jnp.sum(jnp.sign(board) * jnp.asarray(MATERIAL, jnp.float32)[jnp.abs(board)])
+        score = jnp.tanh(balance / MATERIAL_SCALE)
+        return jnp.stack([score, -score])
 
     def in_check(self, state: XiangqiState) -> bool:
         """Whether the general of the player to move is attacked (host-side)."""

@@ -174,8 +174,7 @@ class Roster:
         if info.name not in self._hosts:
             if info.kind == "engine":
                 spec = parse_engine_spec(info.name)
-                if not spec.plays(self.game):
-                    raise UserError(f"{info.name} ({spec.protocol}) does not play {self.game.name}")
+                spec.require_plays(self.game, info.name)
                 self._hosts[info.name] = open_player(spec, timeout=timeout)
             else:
                 family, player, params = self.device(info)

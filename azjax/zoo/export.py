@@ -55,9 +55,7 @@ def rate(agent, opponents: list[str], games: int, seed: int, engine_games=None) 
         key, extra = jax.random.PRNGKey(seed + index), {}
         kind, engine = parse_opponent_spec(spec)
         if kind == "engine":
-            if not engine.plays(agent.game):
-                name = agent.game.name
-                raise UserError(f"opponent {spec} ({engine.protocol}) cannot play {name}")
+            engine.require_plays(agent.game, f"opponent {spec}")
             outcomes, reasons = arena.engine_outcomes(
                 agent.game,
                 jax.jit(agent.player),

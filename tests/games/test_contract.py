@@ -22,6 +22,7 @@ MIN_GAMES = 16
 NUM_EAGER_GAMES = 2
 EAGER_PLIES = 600  # eager steps are slow (ms each): at most this many over the eager games
 NUM_SYMMETRY_GAMES = 16
+SYMMETRY_PLIES = 16 * 400  # replayed plies per symmetry: fewer games for the longest ones
 
 
 def num_games(game) -> int:
@@ -29,6 +30,12 @@ def num_games(game) -> int:
     records 724 plies of 19x19x17 planes per game), but at least MIN_GAMES."""
     per_game = (game.max_episode_length + 3) * int(np.prod(game.observation_shape)) * 4
     return int(min(NUM_GAMES, max(MIN_GAMES, OBSERVATION_BUDGET // per_game)))
+
+
+def num_symmetry_games(game) -> int:
+    """NUM_SYMMETRY_GAMES, or fewer (at least 4) where they would replay more than
+    SYMMETRY_PLIES plies per symmetry (Go 19x19's games run to 722 plies: 8 games)."""
+    return max(4, min(NUM_SYMMETRY_GAMES, SYMMETRY_PLIES // game.max_episode_length))
 
 
 def random_legal_action(key: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
@@ -232,10 +239,11 @@ def test_symmetries_commute_with_play(game, rollout):
     game has any) are skipped.
     """
     num_plies = rollout["actions"].shape[0]
-    actions = jnp.asarray(rollout["actions"][:, :NUM_SYMMETRY_GAMES])  # [T, B]
-    observations = jnp.asarray(rollout["observations"][:, :NUM_SYMMETRY_GAMES])  # [T+1, B, ...]
-    masks = jnp.asarray(rollout["states"].legal_action_mask[:, :NUM_SYMMETRY_GAMES])
-    init_keys = rollout["init_keys"][:NUM_SYMMETRY_GAMES]
+    count = num_symmetry_games(game)
+    actions = jnp.asarray(rollout["actions"][:, :count])  # [T, B]
+    observations = jnp.asarray(rollout["observations"][:, :count])  # [T+1, B, ...]
+    masks = jnp.asarray(rollout["states"].legal_action_mask[:, :count])
+    init_keys = rollout["init_keys"][:count]
 
     def transform(obs, policy, index):
         return game.apply_symmetry(obs, policy, index)
