@@ -90,8 +90,8 @@ def test_gauntlet_pairs_one_player_with_each_other(ttt_run, tmp_path):
         [focus, "random", "mcts:4", f"{ttt_run}@0"],
         schedule="gauntlet",
         focus=focus,
-        games_per_pair=2,
-        batch_size=2,
+        games_per_pair=4,  # the round robin's batches: its compiled matches serve here too
+        batch_size=4,
         quiet=True,
     )
     counts = pair_counts(tmp_path / "g")
