@@ -33,6 +33,17 @@ def _setup(game_name: str = "connect_four"):
     return game, jax.jit(plain), reuse, jax.jit(reuse), states
 
 
+_JITTED = {}
+
+
+def jitted(search, method: str):
+    """`search.method` jitted once per search (eager, `subtree` runs op by op: seconds)."""
+    key = (id(search), method)  # the searches of `_setup` live as long as its cache
+    if key not in _JITTED:
+        _JITTED[key] = jax.jit(getattr(search, method))
+    return _JITTED[key]
+
+
 def _tree_arrays(tree):
     return {name: np.asarray(getattr(tree, name)) for name in NODE_ARRAYS}
 
@@ -80,7 +91,7 @@ def _walk(tree, row, node):
 def test_advance_carries_the_subtree_exactly():
     game, _, reuse, reuse_jit, states = _setup()
     output = reuse_jit(None, states, jax.random.PRNGKey(3), NOISY, reuse.empty_tree(states))
-    carried = jax.jit(reuse.advance)(output.tree, output.action)
+    carried = jitted(reuse, "advance")(output.tree, output.action)
     for row in range(states.terminated.shape[0]):
         child = int(output.tree.children_index[row, 0, output.action[row]])
         assert child > 0
@@ -98,7 +109,7 @@ def test_advance_carries_the_subtree_exactly():
 def test_next_search_adds_to_the_carried_visits():
     game, _, reuse, reuse_jit, states = _setup()
     output = reuse_jit(None, states, jax.random.PRNGKey(3), NOISY, reuse.empty_tree(states))
-    carried = reuse.advance(output.tree, output.action)
+    carried = jitted(reuse, "advance")(output.tree, output.action)
     next_states = jax.vmap(game.step)(states, output.action)
     again = reuse_jit(None, next_states, jax.random.PRNGKey(4), NOISY, carried)
     carried_visits = np.asarray(carried.node_visits[:, 0])
@@ -115,7 +126,7 @@ def test_next_search_adds_to_the_carried_visits():
 def test_unexpanded_move_gives_an_empty_tree():
     _, _, reuse, reuse_jit, states = _setup()
     output = reuse_jit(None, states, jax.random.PRNGKey(3), NOISY, reuse.empty_tree(states))
-    empty = reuse.advance(
+    empty = jitted(reuse, "advance")(
         output.tree.replace(children_index=output.tree.children_index.at[:, 0, :].set(-1)),
         output.action,
     )
@@ -135,7 +146,7 @@ def test_truncation_keeps_a_consistent_tree():
         SearchParams(dirichlet_fraction=0.0),
         reuse.empty_tree(states),
     )
-    carried = reuse.advance(output.tree, output.action)
+    carried = jitted(reuse, "advance")(output.tree, output.action)
     for row in range(2):
         child = int(output.tree.children_index[row, 0, output.action[row]])
         size = int(output.tree.node_visits[row, child])
@@ -155,16 +166,16 @@ def test_reroot_finds_a_grandchild():
     game, _, reuse, reuse_jit, states = _setup()
     output = reuse_jit(None, states, jax.random.PRNGKey(3), NOISY, reuse.empty_tree(states))
     first = output.action
-    child_tree = reuse.advance(output.tree, first)
+    child_tree = jitted(reuse, "advance")(output.tree, first)
     second = jnp.argmax(child_tree.children_visits[:, 0], axis=-1).astype(jnp.int32)
-    by_moves = reuse.advance(child_tree, second)
+    by_moves = jitted(reuse, "advance")(child_tree, second)
     position = jax.vmap(game.step)(jax.vmap(game.step)(states, first), second)
-    by_state = jax.jit(reuse.reroot)(output.tree, position)
+    by_state = jitted(reuse, "reroot")(output.tree, position)
     for name, want in _tree_arrays(by_moves).items():
         np.testing.assert_array_equal(np.asarray(getattr(by_state, name)), want, err_msg=name)
     assert np.all(np.asarray(by_state.node_visits[:, 0]) > 0)
     # The root's own position finds the tree back, cut to the nodes a search carries.
-    same = reuse.reroot(output.tree, states)
+    same = jitted(reuse, "reroot")(output.tree, states)
     np.testing.assert_array_equal(
         same.node_visits[:, :SIMULATIONS], output.tree.node_visits[:, :SIMULATIONS]
     )
@@ -176,7 +187,7 @@ def test_reroot_carries_a_tree_to_a_search_of_another_budget():
     the shape of another, the same subtree as far as the smaller tree holds it."""
     game, _, reuse, reuse_jit, states = _setup()
     output = reuse_jit(None, states, jax.random.PRNGKey(3), NOISY, reuse.empty_tree(states))
-    child_tree = reuse.advance(output.tree, output.action)
+    child_tree = jitted(reuse, "advance")(output.tree, output.action)
     position = jax.vmap(game.step)(states, output.action)
     for simulations in (8, 40):  # smaller and larger than SIMULATIONS
         other = make_search(
@@ -214,9 +225,10 @@ def test_tree_memory_reroots_at_the_position_after_the_reply():
     memory = TreeMemory(reuse.with_params(SearchParams(dirichlet_fraction=0.0)))
     first = memory(None, states, jax.random.PRNGKey(0))
     np.testing.assert_array_equal(first.tree.node_visits[:, 0], SIMULATIONS + 1)
-    reply = jnp.argmax(reuse.advance(first.tree, first.action).children_visits[:, 0], axis=-1)
+    advanced = jitted(reuse, "advance")(first.tree, first.action)
+    reply = jnp.argmax(advanced.children_visits[:, 0], axis=-1)
     position = jax.vmap(game.step)(jax.vmap(game.step)(states, first.action), reply)
-    carried = reuse.reroot(first.tree, position).node_visits[:, 0]
+    carried = jitted(reuse, "reroot")(first.tree, position).node_visits[:, 0]
     assert np.all(np.asarray(carried) > 0)
     second = memory(None, position, jax.random.PRNGKey(1))
     np.testing.assert_array_equal(second.tree.node_visits[:, 0], carried + SIMULATIONS)
