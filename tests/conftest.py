@@ -99,9 +99,12 @@ def tiny():
 
 
 def subprocess_env(**extra) -> dict:
-    """Environment for running azjax in a child process from the repository checkout."""
+    """Environment for running azjax in a child process from the repository checkout.
+    Python's fault handler is on: a child sent SIGABRT (a hung one, `test_multihost.finish`)
+    prints every thread's stack before it dies."""
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("PYTHONFAULTHANDLER", "1")
     env.update(extra)
     return env
 

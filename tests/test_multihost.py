@@ -86,15 +86,29 @@ def start(
 
 
 def finish(children: list[subprocess.Popen], timeout: float = 600) -> list[tuple[int, str]]:
-    """(exit status, output) of each child."""
+    """(exit status, output) of each child. A child still running after `timeout` seconds
+    fails the test with the stacks of every child (SIGABRT: the fault handler prints them,
+    `subprocess_env`), so that a hang shows where each process waited."""
     results = []
     for child in children:
         try:
             output = child.communicate(timeout=timeout)[0]
         except subprocess.TimeoutExpired:
-            child.kill()
-            output = child.communicate()[0]
-            pytest.fail(f"a child process hung:\n{output[-4000:]}")
+            stacks = []
+            for index, hung in enumerate(children):
+                if index < len(results):  # exited and read already
+                    status, text = results[index]
+                    stacks.append(f"--- process {index} (exit {status}) ---\n{text[-2000:]}")
+                    continue
+                if hung.poll() is None:
+                    hung.send_signal(signal.SIGABRT)
+                try:
+                    text = hung.communicate(timeout=30)[0]
+                except subprocess.TimeoutExpired:
+                    hung.kill()
+                    text = hung.communicate()[0]
+                stacks.append(f"--- process {index} ---\n{(text or '')[-6000:]}")
+            pytest.fail("a child process hung:\n" + "\n".join(stacks))
         results.append((child.returncode, output))
     return results
 
