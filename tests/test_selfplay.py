@@ -195,8 +195,6 @@ def test_a_small_ring_labels_exactly_what_a_large_one_does():
 class AdjudicatedTicTacToe(type(TTT)):
     """Tic-tac-toe whose draws a heuristic scores 0.5 for X (player 0), -0.5 for O."""
 
-    adjudicates = True
-
     def adjudicate(self, state):
         del state
         return jnp.asarray([0.5, -0.5], jnp.float32)

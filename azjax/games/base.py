@@ -112,15 +112,18 @@ class Game(abc.ABC):
         obs = obs.reshape(height * width, planes)[board_perm].reshape(height, width, planes)
         return obs, policy[action_perm]
 
-    # Whether `adjudicate` scores positions (`selfplay.draw_adjudication` needs it).
-    adjudicates: bool = False
-
     def adjudicate(self, state: State) -> Array:
         """[2] float32 in [-1, 1]: a heuristic score per player of a position whose game ended
         drawn (material, say), which `selfplay.draw_adjudication` labels its positions with
-        instead of 0. Not a rule: results and evaluations keep the draw. None here."""
+        instead of 0. Not a rule: results and evaluations keep the draw. None here: a game
+        that has one overrides this (`adjudicates`)."""
         del state
         return jnp.zeros(2, jnp.float32)
+
+    @property
+    def adjudicates(self) -> bool:
+        """Whether this game overrides `adjudicate` (`selfplay.draw_adjudication` needs it)."""
+        return type(self).adjudicate is not Game.adjudicate
 
     def action_permutations(self) -> np.ndarray:
         """[S, A] int32: symmetry s takes a policy p over actions to `p[perms[s]]`."""

@@ -350,8 +350,6 @@ class Xiangqi(base.Game):
         off = jnp.int32(OFF)
         return mask, attacked_after(words[0], origin[0], off, off)
 
-    adjudicates = True
-
     def adjudicate(self, state: XiangqiState) -> Array:
         """Material: tanh((Red's - Black's) / MATERIAL_SCALE) for Red, its negative for Black,
         with the usual piece values (`MATERIAL`: chariot 9, cannon 4.5, horse 4, advisor and
