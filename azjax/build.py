@@ -256,6 +256,7 @@ class Pipeline:
     resign: ResignRule | None = None  # None: self-play games never resign
     value_target_mix: float = 0.0  # weight of the searched root value in the value target
     draw_adjudication: float = 0.0  # drawn games labelled by game.adjudicate times this
+    win_adjudication: float = 0.0  # a game.adjudicate lead that ends a game as a win (0: off)
     kl_target: float = 0.0  # KL-adaptive learning rate's target (0: off)
     # The devices the state is sharded over (`compiled.compile_run` sets it); None: one device,
     # unsharded (notebooks calling the steps directly).
@@ -296,8 +297,9 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
         )
     search = make_searcher(config, game, network, explore=True)
     selfplay = config.selfplay
-    if selfplay.draw_adjudication > 0 and not game.adjudicates:
-        raise UserError(f"selfplay.draw_adjudication: {game.name} has no adjudication of draws")
+    for key in ("draw_adjudication", "win_adjudication"):
+        if selfplay[key] > 0 and not game.adjudicates:
+            raise UserError(f"selfplay.{key}: {game.name} has no adjudication (Game.adjudicate)")
     playout_cap = None
     if selfplay.full_search_fraction < 1.0:
         playout_cap = PlayoutCap(
@@ -319,6 +321,7 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
         resign=resign,
         value_target_mix=float(config.learner.value_target_mix),
         draw_adjudication=float(selfplay.draw_adjudication),
+        win_adjudication=float(selfplay.win_adjudication),
         kl_target=float(config.learner.kl_target),
         optimizer=make_optimizer(config),
         selfplay_batch_size=config.selfplay.batch_size,

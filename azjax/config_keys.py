@@ -58,6 +58,7 @@ ADDED_KEYS = (
     "learner.value_target_mix",
     "learner.kl_target",
     "selfplay.draw_adjudication",
+    "selfplay.win_adjudication",
 )
 OLD_VALUES = {
     "search.tree_reuse": False,

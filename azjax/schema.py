@@ -81,6 +81,7 @@ _NUMBERS = {
     "learner.max_grad_norm": (float, 0.0, None, False),
     "learner.value_target_mix": (float, 0.0, 1.0, False),
     "selfplay.draw_adjudication": (float, 0.0, 1.0, False),
+    "selfplay.win_adjudication": (float, 0.0, 1.0, False),
     "learner.kl_target": (float, 0.0, None, False),
     "train.num_iterations": (int, 0, None, False),
     "train.max_minutes": (float, 0.0, None, False),

@@ -102,6 +102,7 @@ class SelfPlayOutput(NamedTuple):
     num_full_plies: Array  # [] int32 plies searched in full (all of them without caps)
     carried_fraction: Array  # [] float32 mean share of root visits carried over (tree reuse)
     num_resigned: Array  # [] int32 games that ended by resignation
+    num_adjudicated: Array  # [] int32 games that ended by `win_adjudication`
 
 
 def choose_action(
@@ -171,6 +172,7 @@ class Ply(NamedTuple):
     full: Array  # [] bool the ply was a full search (stored)
     carried: Array  # [B] int32 root visits carried over
     resigned: Array  # [B] bool
+    adjudicated: Array  # [B] bool the game ended as a win by `win_adjudication`
 
 
 def play_ply(
@@ -186,6 +188,7 @@ def play_ply(
     playout_cap: PlayoutCap | None = None,
     resign: ResignRule | None = None,
     draw_adjudication: float = 0.0,
+    win_adjudication: float = 0.0,
 ) -> tuple[SelfPlayState, Any, Ply]:
     """One ply in every slot [B]: restart finished games, search, choose and play a move
     (or resign).
@@ -194,6 +197,9 @@ def play_ply(
       tree: with tree reuse, the trees [B] carried from the previous ply (else None).
       draw_adjudication: w > 0 labels the positions of a drawn game with w times the
         game's `adjudicate` score of its last position instead of 0 (static).
+      win_adjudication: m > 0 ends a game as a win for the side whose `adjudicate` score is
+        at least m both before and after a ply (a lead the reply did not win back; static).
+        A self-play rule only: evaluations play by the game's rules.
 
     Returns:
       The next self-play state, the trees carried to the next ply, and the `Ply`.
@@ -237,6 +243,9 @@ def play_ply(
     if resignation is not None:
         resignation = _restart_resignation(resignation, restart, resign, resign_key)
         resignation, resigned, next_games = _resign(resignation, states, next_games, output, resign)
+    adjudicated = jnp.zeros(batch_size, bool)
+    if win_adjudication > 0:
+        next_games, adjudicated = _adjudicate_wins(game, states, next_games, win_adjudication)
 
     ended = next_games.terminated
     if state.stored is None:
@@ -252,8 +261,27 @@ def play_ply(
         drawn = ended & jnp.all(next_games.rewards == 0, axis=-1)
         scores = draw_adjudication * jax.vmap(game.adjudicate)(next_games)
         targets = jnp.where(drawn[:, None], scores, targets)
-    ply = Ply(states, output, ended, next_games.rewards, targets, lengths, full, carried, resigned)
+    rewards = next_games.rewards
+    ply = Ply(
+        states, output, ended, rewards, targets, lengths, full, carried, resigned, adjudicated
+    )
     return next_state, tree, ply
+
+
+def _adjudicate_wins(game: Game, states: State, next_games: State, margin: float):
+    """Ends as a win for the leader the live games whose `adjudicate` score one side led by
+    `margin` both before and after this ply."""
+    before = jax.vmap(game.adjudicate)(states)[:, 0]
+    after = jax.vmap(game.adjudicate)(next_games)[:, 0]
+    lead = jnp.where((before >= margin) & (after >= margin), 1.0, 0.0)
+    lead = jnp.where((before <= -margin) & (after <= -margin), -1.0, lead)
+    adjudicated = ~states.terminated & ~next_games.terminated & (lead != 0)
+    won = next_games.replace(
+        terminated=jnp.ones_like(next_games.terminated),
+        rewards=jnp.stack([lead, -lead], axis=-1).astype(next_games.rewards.dtype),
+        legal_action_mask=jnp.zeros_like(next_games.legal_action_mask),
+    )
+    return _where_rows(adjudicated, won, next_games), adjudicated
 
 
 def _restart_resignation(resignation: Resignation, restart, rule: ResignRule, key):
@@ -332,6 +360,7 @@ def run(
     playout_cap: PlayoutCap | None = None,
     resign: ResignRule | None = None,
     draw_adjudication: float = 0.0,
+    win_adjudication: float = 0.0,
 ) -> tuple[SelfPlayState, ReplayBuffer, SelfPlayOutput]:
     """Plays `num_steps` plies (T) in every slot, writing each position to `buffer` and
     labelling the positions of the games that end.
@@ -354,6 +383,7 @@ def run(
       playout_cap: playout cap randomization (None: every ply is a full, stored search).
       resign: resignation (None: games are played out); `v_resign` adapts after the call.
       draw_adjudication: labels drawn games by `game.adjudicate` (see `play_ply`).
+      win_adjudication: ends games one side leads by `game.adjudicate` (see `play_ply`).
     """
     write = write or functools.partial(replay.write, max_length=game.max_episode_length)
     encode = jax.vmap(game.encode_observation)
@@ -374,6 +404,7 @@ def run(
             playout_cap=playout_cap,
             resign=resign,
             draw_adjudication=draw_adjudication,
+            win_adjudication=win_adjudication,
         )
         searched, output, ended, rewards = ply.searched, ply.output, ply.ended, ply.rewards
         buffer, labelled = write(
@@ -399,6 +430,7 @@ def run(
             ply.full.astype(jnp.int32),
             jnp.mean(ply.carried / visits),
             jnp.sum(ply.resigned, dtype=jnp.int32),
+            jnp.sum(ply.adjudicated, dtype=jnp.int32),
         )
         return (state, tree, buffer), stats
 
@@ -416,6 +448,7 @@ def run(
         full,
         carried,
         resigned,
+        adjudicated,
     ) = stats
     if state.resignation is not None:
         state = state.replace(resignation=adapt_threshold(state.resignation, resign))
@@ -430,5 +463,6 @@ def run(
         num_full_plies=jnp.sum(full),
         carried_fraction=jnp.mean(carried),
         num_resigned=jnp.sum(resigned),
+        num_adjudicated=jnp.sum(adjudicated),
     )
     return state, buffer, output

@@ -116,6 +116,7 @@ def play_step(
         playout_cap=pipeline.playout_cap,
         resign=pipeline.resign,
         draw_adjudication=pipeline.draw_adjudication,
+        win_adjudication=pipeline.win_adjudication,
     )
     games = jnp.maximum(played.num_games, 1)
     metrics = dict(
@@ -129,6 +130,8 @@ def play_step(
     )
     if pipeline.search.tree_reuse:
         metrics["reuse/carried_fraction"] = played.carried_fraction
+    if pipeline.win_adjudication > 0:
+        metrics["adjudicated_rate"] = played.num_adjudicated / games
     if pipeline.playout_cap is not None:
         metrics["playout_cap/full_fraction"] = played.num_full_plies / pipeline.num_steps
     resignation = selfplay_state.resignation

@@ -228,8 +228,59 @@ def test_draw_adjudication_labels_drawn_games_and_keeps_their_results():
     assert labels[0.8] == {-1.0, -0.4, 0.4, 1.0}  # X to move: 0.8 * 0.5; O to move: -0.4
 
 
+class CenterTicTacToe(type(TTT)):
+    """Tic-tac-toe whose heuristic calls a game lost for the side holding the centre: a
+    lead that lasts, unlike the side with more marks (ahead only until the reply)."""
+
+    def adjudicate(self, state):
+        lead = jnp.where(state.board[4] != 0, -0.6 * state.board[4], 0.0)
+        return jnp.stack([lead, -lead]).astype(jnp.float32)
+
+
+class MarksTicTacToe(type(TTT)):
+    def adjudicate(self, state):
+        lead = 0.9 * jnp.sum(state.board, dtype=jnp.float32)  # X: +1 a mark, O: -1
+        return jnp.stack([lead, -lead])
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.5])
+def test_win_adjudication_ends_games_at_a_lead_that_outlasts_the_reply(margin):
+    """Lowest-legal play: X0 O1 X2 O3 X4 O5 X6, X wins by the rules at ply 7. X takes the
+    centre with ply 5, so O leads by 0.6 before and after ply 6: adjudicated there, O wins.
+    The side with more marks (lead 0.9 > margin after each X move) never leads through a
+    reply, so that heuristic ends nothing."""
+    outputs = {}
+    for game in (CenterTicTacToe(), MarksTicTacToe()):
+        run = jax.jit(
+            functools.partial(
+                selfplay.run,
+                game,
+                lowest_legal_search,
+                num_steps=9,
+                temperature_moves=0,
+                win_adjudication=margin,
+            )
+        )
+        stored = game.encode_observation(game.observe(game.init(jax.random.PRNGKey(0))))
+        buffer = replay.init(2 * 18, stored.shape, game.num_actions, stored.dtype)
+        state = selfplay.init(game, jax.random.PRNGKey(0), batch_size=2)
+        _, buffer, output = run(None, state, buffer, jax.random.PRNGKey(1))
+        outputs[type(game).__name__] = output, np.asarray(buffer.value)[:12]
+    center, labels = outputs["CenterTicTacToe"]
+    marks, marks_labels = outputs["MarksTicTacToe"]
+    assert int(marks.num_adjudicated) == 0 and int(marks.first_player_wins) == 2
+    assert int(marks.total_game_length) == 14
+    if margin == 0:
+        assert int(center.num_adjudicated) == 0 and int(center.first_player_wins) == 2
+        return
+    assert int(center.num_games) == int(center.num_adjudicated) == 2
+    assert int(center.second_player_wins) == 2 and int(center.total_game_length) == 12
+    # Rows of 2 slots per ply, each labelled for its mover: X's positions lost, O's won.
+    np.testing.assert_array_equal(labels, np.tile([-1.0, -1.0, 1.0, 1.0], 3))
+
+
 def test_draw_adjudication_needs_a_game_that_adjudicates():
     config = tiny_config()
     config.selfplay.draw_adjudication = 0.5
-    with pytest.raises(UserError, match="no adjudication of draws"):
+    with pytest.raises(UserError, match="no adjudication"):
         build.make_pipeline(config)

@@ -113,16 +113,17 @@ class Game(abc.ABC):
         return obs, policy[action_perm]
 
     def adjudicate(self, state: State) -> Array:
-        """[2] float32 in [-1, 1]: a heuristic score per player of a position whose game ended
-        drawn (material, say), which `selfplay.draw_adjudication` labels its positions with
-        instead of 0. Not a rule: results and evaluations keep the draw. None here: a game
-        that has one overrides this (`adjudicates`)."""
+        """[2] float32 in [-1, 1]: a heuristic score per player (material, say), which
+        `selfplay.draw_adjudication` labels a drawn game's positions with instead of 0 and
+        `selfplay.win_adjudication` ends self-play games by. Not a rule: results outside
+        self-play keep the rules. None here: a game that has one overrides this
+        (`adjudicates`)."""
         del state
         return jnp.zeros(2, jnp.float32)
 
     @property
     def adjudicates(self) -> bool:
-        """Whether this game overrides `adjudicate` (`selfplay.draw_adjudication` needs it)."""
+        """Whether this game overrides `adjudicate` (the adjudication options need it)."""
         return type(self).adjudicate is not Game.adjudicate
 
     def action_permutations(self) -> np.ndarray:
