@@ -279,8 +279,9 @@ def test_win_adjudication_ends_games_at_a_lead_that_outlasts_the_reply(margin):
     np.testing.assert_array_equal(labels, np.tile([-1.0, -1.0, 1.0, 1.0], 3))
 
 
-def test_draw_adjudication_needs_a_game_that_adjudicates():
+@pytest.mark.parametrize("key", ["draw_adjudication", "win_adjudication"])
+def test_adjudication_needs_a_game_that_adjudicates(key):
     config = tiny_config()
-    config.selfplay.draw_adjudication = 0.5
-    with pytest.raises(UserError, match="no adjudication"):
+    config.selfplay[key] = 0.5
+    with pytest.raises(UserError, match=f"selfplay.{key}: tic_tac_toe has no adjudication"):
         build.make_pipeline(config)
