@@ -257,6 +257,7 @@ class Pipeline:
     value_target_mix: float = 0.0  # weight of the searched root value in the value target
     draw_adjudication: float = 0.0  # drawn games labelled by game.adjudicate times this
     win_adjudication: float = 0.0  # a game.adjudicate lead that ends a game as a win (0: off)
+    random_move_fraction: float = 0.0  # share of self-play moves played uniformly at random
     kl_target: float = 0.0  # KL-adaptive learning rate's target (0: off)
     # The devices the state is sharded over (`compiled.compile_run` sets it); None: one device,
     # unsharded (notebooks calling the steps directly).
@@ -322,6 +323,7 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
         value_target_mix=float(config.learner.value_target_mix),
         draw_adjudication=float(selfplay.draw_adjudication),
         win_adjudication=float(selfplay.win_adjudication),
+        random_move_fraction=float(selfplay.random_move_fraction),
         kl_target=float(config.learner.kl_target),
         optimizer=make_optimizer(config),
         selfplay_batch_size=config.selfplay.batch_size,

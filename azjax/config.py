@@ -123,6 +123,7 @@ def base_config() -> ml_collections.ConfigDict:
     # AlphaZero: a prior for games whose self-play draws everything (docs/results.md, Xiangqi).
     config.selfplay.draw_adjudication = 0.0
     config.selfplay.win_adjudication = 0.0
+    config.selfplay.random_move_fraction = 0.0
 
     config.replay = ml_collections.ConfigDict()
     config.replay.capacity = 60_000

@@ -59,6 +59,7 @@ ADDED_KEYS = (
     "learner.kl_target",
     "selfplay.draw_adjudication",
     "selfplay.win_adjudication",
+    "selfplay.random_move_fraction",
 )
 OLD_VALUES = {
     "search.tree_reuse": False,

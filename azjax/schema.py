@@ -82,6 +82,7 @@ _NUMBERS = {
     "learner.value_target_mix": (float, 0.0, 1.0, False),
     "selfplay.draw_adjudication": (float, 0.0, 1.0, False),
     "selfplay.win_adjudication": (float, 0.0, 1.0, False),
+    "selfplay.random_move_fraction": (float, 0.0, 1.0, False),
     "learner.kl_target": (float, 0.0, None, False),
     "train.num_iterations": (int, 0, None, False),
     "train.max_minutes": (float, 0.0, None, False),

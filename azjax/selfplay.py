@@ -130,6 +130,16 @@ def choose_action(
     return action.astype(jnp.int32)
 
 
+def random_moves(action: Array, states: State, key: PRNGKey, fraction: float) -> Array:
+    """`action` [B] with each move replaced, with probability `fraction`, by a legal move
+    drawn uniformly (epsilon-greedy exploration)."""
+    take_key, move_key = jax.random.split(key)
+    take = jax.random.uniform(take_key, action.shape) < fraction
+    logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)
+    uniform = jax.random.categorical(move_key, logits, axis=-1).astype(jnp.int32)
+    return jnp.where(take, uniform, action)
+
+
 def init(
     game: Game,
     key: PRNGKey,
@@ -189,6 +199,7 @@ def play_ply(
     resign: ResignRule | None = None,
     draw_adjudication: float = 0.0,
     win_adjudication: float = 0.0,
+    random_move_fraction: float = 0.0,
 ) -> tuple[SelfPlayState, Any, Ply]:
     """One ply in every slot [B]: restart finished games, search, choose and play a move
     (or resign).
@@ -200,6 +211,8 @@ def play_ply(
       win_adjudication: m > 0 ends a game as a win for the side whose `adjudicate` score is
         at least m both before and after a ply (a lead the reply did not win back; static).
         A self-play rule only: evaluations play by the game's rules.
+      random_move_fraction: the share of moves played uniformly at random instead of the
+        chosen one (static); the positions keep the search's policy as their target.
 
     Returns:
       The next self-play state, the trees carried to the next ply, and the `Ply`.
@@ -237,6 +250,10 @@ def play_ply(
     action = choose_action(
         output, states, sample_key, temperature_moves, sample_search_action=sample_search_action
     )
+    if random_move_fraction > 0:  # a key of its own, so that runs without it are unchanged
+        action = random_moves(
+            action, states, jax.random.fold_in(sample_key, 1), random_move_fraction
+        )
     next_games = jax.vmap(game.step)(states, action)
 
     resignation, resigned = state.resignation, jnp.zeros(batch_size, bool)
@@ -361,6 +378,7 @@ def run(
     resign: ResignRule | None = None,
     draw_adjudication: float = 0.0,
     win_adjudication: float = 0.0,
+    random_move_fraction: float = 0.0,
 ) -> tuple[SelfPlayState, ReplayBuffer, SelfPlayOutput]:
     """Plays `num_steps` plies (T) in every slot, writing each position to `buffer` and
     labelling the positions of the games that end.
@@ -384,6 +402,7 @@ def run(
       resign: resignation (None: games are played out); `v_resign` adapts after the call.
       draw_adjudication: labels drawn games by `game.adjudicate` (see `play_ply`).
       win_adjudication: ends games one side leads by `game.adjudicate` (see `play_ply`).
+      random_move_fraction: the share of moves played at random (see `play_ply`).
     """
     write = write or functools.partial(replay.write, max_length=game.max_episode_length)
     encode = jax.vmap(game.encode_observation)
@@ -405,6 +424,7 @@ def run(
             resign=resign,
             draw_adjudication=draw_adjudication,
             win_adjudication=win_adjudication,
+            random_move_fraction=random_move_fraction,
         )
         searched, output, ended, rewards = ply.searched, ply.output, ply.ended, ply.rewards
         buffer, labelled = write(

@@ -117,6 +117,7 @@ def play_step(
         resign=pipeline.resign,
         draw_adjudication=pipeline.draw_adjudication,
         win_adjudication=pipeline.win_adjudication,
+        random_move_fraction=pipeline.random_move_fraction,
     )
     games = jnp.maximum(played.num_games, 1)
     metrics = dict(

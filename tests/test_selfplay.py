@@ -279,6 +279,36 @@ def test_win_adjudication_ends_games_at_a_lead_that_outlasts_the_reply(margin):
     np.testing.assert_array_equal(labels, np.tile([-1.0, -1.0, 1.0, 1.0], 3))
 
 
+def test_random_moves_replace_that_share_of_the_chosen_moves():
+    """Lowest-legal play with a share of random moves: the first moves (read from the
+    second positions stored) are cell 0 without them, spread over the board with all of
+    them random, and about 30% off cell 0 at 0.3; the stored policy stays the search's."""
+    first_moves, policies = {}, {}
+    for fraction in (0.0, 0.3, 1.0):
+        run = jax.jit(
+            functools.partial(
+                selfplay.run,
+                TTT,
+                lowest_legal_search,
+                num_steps=2,
+                temperature_moves=0,
+                random_move_fraction=fraction,
+            )
+        )
+        stored = TTT.encode_observation(TTT.observe(TTT.init(jax.random.PRNGKey(0))))
+        buffer = replay.init(512 * 18, stored.shape, TTT.num_actions, stored.dtype)
+        state = selfplay.init(TTT, jax.random.PRNGKey(0), batch_size=512)
+        _, buffer, _ = run(None, state, buffer, jax.random.PRNGKey(1))
+        second = np.asarray(buffer.obs[512:1024]).reshape(512, 9, -1)  # O to move
+        first_moves[fraction] = np.argmax(second[:, :, 1], axis=1)  # X's stones, O's view
+        policies[fraction] = np.asarray(buffer.policy[:512], np.float32)
+    assert (first_moves[0.0] == 0).all()
+    assert len(set(first_moves[1.0].tolist())) == 9
+    assert 0.2 < np.mean(first_moves[0.3] != 0) < 0.4  # 0.3 * 8/9 = 0.27 expected
+    for policy in policies.values():  # the search's target, not the move played
+        np.testing.assert_array_equal(policy[:, 0], 1.0)
+
+
 @pytest.mark.parametrize("key", ["draw_adjudication", "win_adjudication"])
 def test_adjudication_needs_a_game_that_adjudicates(key):
     config = tiny_config()
