@@ -131,6 +131,8 @@ def test_parse_engine_spec(go, chess):
     assert open_player("uci:pikafish movetime=200").limit == "movetime 200"
     assert UciPlayer("pikafish").limit == "movetime 1000"  # the default
     assert parse_engine_spec("gtp:gnugo timeout=9").options == {"timeout": 9.0}
+    assert open_player("uci:fairy-stockfish depth=1 skill=-20").skill == -20
+    assert UciPlayer("pikafish").skill is None  # the engine's own setting
     assert GtpPlayer("gnugo").cleanup  # the default
     spec = parse_engine_spec("gtp:gnugo cleanup=false")
     assert spec.options == {"cleanup": False} and not open_player(spec).cleanup
@@ -157,6 +159,8 @@ def test_parse_engine_spec(go, chess):
         ("uci:fsf depth=1 nodes=5", "give at most one of depth, nodes and movetime"),
         ("gtp:gnugo cleanup=maybe", "cleanup must be true or false, got 'maybe'"),
         ("uci:fsf cleanup=true", "unknown option 'cleanup'"),
+        ("uci:fsf skill=21", "skill must be an integer from -20 to 20, got '21'"),
+        ("gtp:gnugo skill=1", "unknown option 'skill'"),
     ],
 )
 def test_bad_engine_specs_are_one_line_user_errors(spec, message):
@@ -331,7 +335,8 @@ def test_uci_player_against_fairy_stockfish(chess):
         "fairy-stockfish", install="apt-get install fairy-stockfish", paths=("/usr/games",)
     )
     step = jax.jit(chess.step)
-    red, black = UciPlayer(fsf, depth=1, timeout=60), UciPlayer(fsf, nodes=200, ranks="1-10")
+    red = UciPlayer(fsf, depth=1, timeout=60, skill=-20)  # at its weakest
+    black = UciPlayer(fsf, nodes=200, ranks="1-10")
     with red, black:
         for start_fen in (xiangqi.START_FEN, "4k4/9/9/9/9/9/9/9/4A4/3K1R3 w"):
             state = xiangqi.from_fen(chess, start_fen)
@@ -406,6 +411,9 @@ def test_fake_engines_fail_with_engine_errors(protocol, fake, go, chess, tmp_pat
             once.choose(start)
         once.start(game, start)
         assert once.choose(start) == played
+    if protocol == "uci":  # the fake lists no Skill Level option
+        with pytest.raises(EngineError, match="has no Skill Level option"):
+            UciPlayer(fake("uci", "ok"), skill=-20).start(game, start)
 
 
 def test_gtp_resignation_and_broken_answers(fake, go):

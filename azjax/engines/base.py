@@ -18,8 +18,9 @@ The command is quoted when it holds spaces; options follow as key=value: for bot
 `timeout=SECONDS` (per answer, default 30); for GTP `cleanup=true|false` (default true: moves
 by `kgs-genmove_cleanup` where the engine has it, so that it captures dead stones before
 passing, see `gtp_client`); for UCI one of `depth=N`, `nodes=N`, `movetime=MS` (default
-movetime=1000) and `ranks=auto|0-9|1-10` (see `uci_client`). `engines.open_player(spec)`
-starts the player a spec names.
+movetime=1000), `ranks=auto|0-9|1-10` (see `uci_client`) and `skill=N` (the engine's
+`Skill Level`, -20 to 20: Fairy-Stockfish at its weakest is `skill=-20`).
+`engines.open_player(spec)` starts the player a spec names.
 """
 
 import abc
@@ -317,6 +318,7 @@ _OPTIONS = {  # protocol -> option -> (type, check, what it must be)
         "nodes": (int, lambda v: 1 <= v <= 10**15, "a positive integer"),
         "movetime": (int, lambda v: 1 <= v <= 10**9, "a positive number of milliseconds"),
         "ranks": (str, lambda v: v in ("auto", "0-9", "1-10"), "auto, 0-9 or 1-10"),
+        "skill": (int, lambda v: -20 <= v <= 20, "an integer from -20 to 20"),
     },
 }
 

@@ -55,6 +55,8 @@ class UciPlayer(HostPlayer):
         movetime=1000 milliseconds).
       timeout: seconds the engine may take for one answer, beyond `movetime`.
       ranks: the engine's rank numbers: "0-9", "1-10" or "auto" (see the module docstring).
+      skill: the engine's `Skill Level` option (Fairy-Stockfish: -20, the weakest, to 20,
+        its default); None leaves it as the engine has it.
     """
 
     def __init__(
@@ -66,6 +68,7 @@ class UciPlayer(HostPlayer):
         movetime: int | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         ranks: str = "auto",
+        skill: int | None = None,
     ):
         limits = {"depth": depth, "nodes": nodes, "movetime": movetime}
         limits = {key: int(value) for key, value in limits.items() if value is not None}
@@ -81,6 +84,7 @@ class UciPlayer(HostPlayer):
         self.limit = " ".join(f"{key} {value}" for key, value in limits.items())  # go's limit
         self.timeout = timeout + limits.get("movetime", 0) / 1000
         self.ranks = ranks
+        self.skill = skill
         self.engine_name = ""  # the engine's `id name`
         self.rank_base = 0
         self._process: EngineProcess | None = None
@@ -111,6 +115,10 @@ class UciPlayer(HostPlayer):
                 if "xiangqi" not in options["uci_variant"]:
                     raise engine.error("offers no xiangqi in its UCI_Variant option")
                 engine.send("setoption name UCI_Variant value xiangqi")
+            if self.skill is not None:
+                if "skill level" not in options:
+                    raise engine.error("has no Skill Level option")
+                engine.send(f"setoption name Skill Level value {self.skill}")
             self._ready()
         except EngineError:
             self._stop()
