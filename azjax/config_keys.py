@@ -59,6 +59,9 @@ ADDED_KEYS = (
     "learner.kl_target",
     "selfplay.draw_adjudication",
     "selfplay.win_adjudication",
+    "network.global_pooling",
+    "learner.ownership_weight",
+    "learner.score_weight",
 )
 OLD_VALUES = {
     "search.tree_reuse": False,

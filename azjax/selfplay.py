@@ -142,6 +142,9 @@ class Ply(NamedTuple):
     carried: Array  # [B] int32 root visits carried over
     resigned: Array  # [B] bool
     adjudicated: Array  # [B] bool the game ended as a win by `win_adjudication`
+    # The auxiliary targets of the next positions from player 0's view, read for the games
+    # that ended: "ownership" [B, P] int8, "score" [B] float32 (only those asked for).
+    final: dict
 
 
 def play_ply(
@@ -158,6 +161,8 @@ def play_ply(
     resign: ResignRule | None = None,
     draw_adjudication: float = 0.0,
     win_adjudication: float = 0.0,
+    label_ownership: bool = False,
+    label_score: bool = False,
 ) -> tuple[SelfPlayState, Any, Ply]:
     """One ply in every slot [B]: restart finished games, search, choose and play a move
     (or resign).
@@ -169,6 +174,9 @@ def play_ply(
       win_adjudication: m > 0 ends a game as a win for the side whose `adjudicate` score is
         at least m both before and after a ply (a lead the reply did not win back; static).
         A self-play rule only: evaluations play by the game's rules.
+      label_ownership, label_score: compute the auxiliary targets of the games that end
+        (`Ply.final`: `game.ownership` and `game.final_score` of the position each game
+        ended in, by the rules, resignation or adjudication alike; static).
 
     Returns:
       The next self-play state, the trees carried to the next ply, and the `Ply`.
@@ -233,8 +241,23 @@ def play_ply(
         scores = draw_adjudication * jax.vmap(game.adjudicate)(next_games)
         targets = jnp.where(drawn[:, None], scores, targets)
     rewards = next_games.rewards
+    final = {}
+    if label_ownership:
+        final["ownership"] = jax.vmap(game.ownership)(next_games).astype(jnp.int8)
+    if label_score:
+        final["score"] = jax.vmap(game.final_score)(next_games)
     ply = Ply(
-        states, output, ended, rewards, targets, lengths, full, carried, resigned, adjudicated
+        states,
+        output,
+        ended,
+        rewards,
+        targets,
+        lengths,
+        full,
+        carried,
+        resigned,
+        adjudicated,
+        final,
     )
     return next_state, tree, ply
 
@@ -271,6 +294,8 @@ def run(
     resign: ResignRule | None = None,
     draw_adjudication: float = 0.0,
     win_adjudication: float = 0.0,
+    label_ownership: bool = False,
+    label_score: bool = False,
 ) -> tuple[SelfPlayState, ReplayBuffer, SelfPlayOutput]:
     """Plays `num_steps` plies (T) in every slot, writing each position to `buffer` and
     labelling the positions of the games that end.
@@ -294,6 +319,8 @@ def run(
       resign: resignation (None: games are played out); `v_resign` adapts after the call.
       draw_adjudication: labels drawn games by `game.adjudicate` (see `play_ply`).
       win_adjudication: ends games one side leads by `game.adjudicate` (see `play_ply`).
+      label_ownership, label_score: label the positions of the games that end with their
+        final ownership and score too (see `play_ply`; the buffer has those fields).
     """
     write = write or functools.partial(replay.write, max_length=game.max_episode_length)
     encode = jax.vmap(game.encode_observation)
@@ -315,8 +342,11 @@ def run(
             resign=resign,
             draw_adjudication=draw_adjudication,
             win_adjudication=win_adjudication,
+            label_ownership=label_ownership,
+            label_score=label_score,
         )
         searched, output, ended, rewards = ply.searched, ply.output, ply.ended, ply.rewards
+        final = (ply.final,) if ply.final else ()
         buffer, labelled = write(
             buffer,
             encode(observe(searched)),
@@ -327,6 +357,7 @@ def run(
             ply.lengths,
             ply.full,
             output.value,
+            *final,
         )
         visits = jnp.maximum(ply.carried + getattr(search, "num_simulations", 1), 1)
         stats = (
