@@ -10,9 +10,13 @@ budget and in-training evaluation off, so the budget is spent on self-play and l
 then its final network plays `--games` games against the opponent (half as first player).
 Results go to `WORKDIR/results.jsonl`, one line per variant; rerunning skips the variants
 done and resumes an interrupted one. `run_ablation` and `results_table` are the notebook
-API; the command line's parser is in `ablation_args.py` (it loads no jax).
+API; the command line's parser is in `ablation_args.py` (it loads no jax). Without
+`--variants` every variant runs that the experiment accepts (`applicable`: the ownership
+variant only for Go, forced playouts only with PUCT search); a variant named that it
+refuses is refused before any run starts.
 """
 
+import copy
 import json
 import sys
 import time
@@ -21,12 +25,30 @@ from pathlib import Path
 import jax
 
 from azjax import agent as agent_lib
-from azjax import arena, train
+from azjax import arena, build, train
 from azjax.ablation_args import ALL_OFF, VARIANTS
 from azjax.config import apply_overrides, load_config, parse_opponent_spec
 from azjax.types import UserError
 
-__all__ = ["ALL_OFF", "VARIANTS", "command", "results_table", "run_ablation"]
+__all__ = ["ALL_OFF", "VARIANTS", "applicable", "command", "results_table", "run_ablation"]
+
+
+def _refusal(config, overrides: dict[str, str]) -> str | None:
+    """Why `config` refuses `overrides` (a value its schema refuses, such as forced playouts
+    with Gumbel search, or an option its game lacks, `build.check_game_options`), or None."""
+    try:
+        config = apply_overrides(copy.deepcopy(config), overrides)
+        build.check_game_options(config, build.make_game(config))
+    except UserError as error:
+        return str(error)
+    return None
+
+
+def applicable(config, variants: dict[str, dict[str, str]] | None = None) -> dict:
+    """The `variants` (default `VARIANTS`) that `config` accepts: valid settings that its
+    game has the options of."""
+    variants = VARIANTS if variants is None else variants
+    return {name: o for name, o in variants.items() if _refusal(config, o) is None}
 
 
 def run_ablation(
@@ -46,7 +68,8 @@ def run_ablation(
       config_path: the experiment, as `config.load_config` takes it (a file or a name;
         None: connect_four).
       workdir: the ablation directory; each variant runs in `workdir/VARIANT`.
-      variants: name -> config overrides (default `VARIANTS`).
+      variants: name -> config overrides (default: those of `VARIANTS` that apply to the
+        experiment's game, `applicable`).
       minutes: each variant's training budget (`train.max_minutes`).
       opponent: the rating opponent's spec.
       games: rating games per variant (even), half as first player.
@@ -54,15 +77,21 @@ def run_ablation(
       base_overrides: config overrides applied to every variant, under its own.
 
     Raises:
-      UserError: a bad experiment, override or opponent.
+      UserError: a bad experiment, override or opponent, or a variant whose options the
+        game lacks.
     """
     parse_opponent_spec(opponent)
-    apply_overrides(load_config(config_path), base_overrides or {})  # bad input: before work
+    base = apply_overrides(load_config(config_path), base_overrides or {})  # before work
+    if variants is None:
+        variants = applicable(base)
+    for name, overrides in variants.items():
+        if (refusal := _refusal(base, overrides)) is not None:
+            raise UserError(f"variant {name}: {refusal}")
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     results_path = workdir / "results.jsonl"
     done = {row["variant"] for row in _read(results_path)}
-    for name, overrides in (variants or VARIANTS).items():
+    for name, overrides in variants.items():
         if name in done:
             continue
         config = load_config(config_path)
@@ -134,15 +163,18 @@ def results_table(rows: list[dict]) -> str:
 
 def command(args, overrides: dict[str, str]) -> int:
     """`azjax ablation`: trains and rates the variants, then prints the table."""
-    names = [n.strip() for n in args.variants.split(",") if n.strip()]
-    unknown = [n for n in names if n not in VARIANTS]
-    if unknown or not names:
-        bad = unknown[0] if unknown else args.variants
-        raise UserError(f"unknown variant {bad!r}; known: {', '.join(VARIANTS)}")
+    variants = None  # every variant that applies to the game
+    if args.variants is not None:
+        names = [n.strip() for n in args.variants.split(",") if n.strip()]
+        unknown = [n for n in names if n not in VARIANTS]
+        if unknown or not names:
+            bad = unknown[0] if unknown else args.variants
+            raise UserError(f"unknown variant {bad!r}; known: {', '.join(VARIANTS)}")
+        variants = {n: VARIANTS[n] for n in names}
     rows = run_ablation(
         args.config,
         args.workdir,
-        variants={n: VARIANTS[n] for n in names},
+        variants=variants,
         minutes=args.minutes,
         opponent=args.opponent,
         games=args.games,

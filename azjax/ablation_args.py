@@ -12,6 +12,9 @@ ALL_OFF = {
     "selfplay.resign": "false",
     "learner.kl_target": "0.0",
     "learner.value_target_mix": "0.0",
+    "learner.ownership_weight": "0.0",
+    "learner.score_weight": "0.0",
+    "network.global_pooling": "false",
 }
 # Each technique on its own, and "defaults": the experiment as it is (today's defaults).
 VARIANTS = {
@@ -25,6 +28,11 @@ VARIANTS = {
     "resign": {**ALL_OFF, "selfplay.resign": "true"},
     "kl_lr": {**ALL_OFF, "learner.kl_target": "0.02"},
     "value_mix": {**ALL_OFF, "learner.value_target_mix": "0.5"},
+    # KataGo's auxiliary targets (games with ownership and a final score: Go): KataGo's
+    # ownership weight 1.5, and a score weight of 1 (ours: KataGo's score losses are on a
+    # distribution of scores, not comparable).
+    "ownership": {**ALL_OFF, "learner.ownership_weight": "1.5", "learner.score_weight": "1.0"},
+    "global_pooling": {**ALL_OFF, "network.global_pooling": "true"},
     # Options measured against the experiment as it is (its defaults, one changed).
     "symmetric_eval": {"search.symmetric_eval": "true"},
     "gumbel_8": {"search.algorithm": "gumbel", "search.num_simulations": "8"},
@@ -73,8 +81,9 @@ def add_parser(commands, count, even_count) -> argparse.ArgumentParser:
     ablation.add_argument("--seed", type=count(0), default=0)
     ablation.add_argument(
         "--variants",
-        default=",".join(VARIANTS),
-        help=f"comma-separated, of {', '.join(VARIANTS)} (default: all)",
+        default=None,
+        help=f"comma-separated, of {', '.join(VARIANTS)} (default: every one the experiment "
+        "accepts)",
     )
     return ablation
 

@@ -34,7 +34,8 @@ def make_game(config: ml_collections.ConfigDict) -> Game:
 
 
 def make_network_for(config: ml_collections.ConfigDict, game: Game) -> Network:
-    """The network of `config.network`, sized for `game`.
+    """The network of `config.network`, sized for `game`, with the ownership and score
+    heads where the learner trains them (`learner.ownership_weight`, `score_weight` > 0).
 
     Its `apply` is jitted. Inside a compiled step that changes no result (XLA inlines a
     nested call), but each call site then traces a cached call instead of the whole
@@ -51,8 +52,14 @@ def make_network_for(config: ml_collections.ConfigDict, game: Game) -> Network:
         value_channels=network.value_channels,
         value_hidden=network.value_hidden,
         dtype=network.dtype,
+        global_pooling=bool(network.global_pooling),
+        ownership_head=config.learner.ownership_weight > 0,
+        score_head=config.learner.score_weight > 0,
     )
-    return built._replace(apply=jax.jit(built.apply, static_argnums=2))
+    return built._replace(
+        apply=jax.jit(built.apply, static_argnums=2),
+        apply_heads=jax.jit(built.apply_heads, static_argnums=2),
+    )
 
 
 def make_search_params(config: ml_collections.ConfigDict, *, explore: bool) -> SearchParams:
@@ -259,6 +266,10 @@ class Pipeline:
     win_adjudication: float = 0.0  # a game.adjudicate lead that ends a game as a win (0: off)
     random_move_fraction: float = 0.0  # share of self-play moves played uniformly at random
     kl_target: float = 0.0  # KL-adaptive learning rate's target (0: off)
+    # KataGo's auxiliary targets: the loss weights of the ownership and score heads (0: off,
+    # no head, no buffer field).
+    ownership_weight: float = 0.0
+    score_weight: float = 0.0
     # The devices the state is sharded over (`compiled.compile_run` sets it); None: one device,
     # unsharded (notebooks calling the steps directly).
     mesh: Mesh | None = None
@@ -267,6 +278,14 @@ class Pipeline:
     def num_shards(self) -> int:
         """D: the replay's rings, one per device of the `data` axis."""
         return 1 if self.mesh is None else int(self.mesh.devices.size)
+
+    @property
+    def ownership_points(self) -> int:
+        """P, the board points of the ownership target (the observation's H * W); 0: off."""
+        if self.ownership_weight <= 0:
+            return 0
+        height, width = self.game.observation_shape[:2]
+        return height * width
 
 
 def learn_chunk(updates_per_iteration: int) -> int:
@@ -281,13 +300,31 @@ def learn_chunk(updates_per_iteration: int) -> int:
     return max(c for c in divisors if updates_per_iteration % c == 0)
 
 
+def check_game_options(config: ml_collections.ConfigDict, game: Game) -> None:
+    """Refuses the options that need what `game` lacks.
+
+    Raises:
+      UserError: adjudication without `Game.adjudicate`, ownership targets without
+        `Game.ownership`, score targets without `Game.final_score`.
+    """
+    for key in ("draw_adjudication", "win_adjudication"):
+        if config.selfplay[key] > 0 and not game.adjudicates:
+            raise UserError(f"selfplay.{key}: {game.name} has no adjudication (Game.adjudicate)")
+    if config.learner.ownership_weight > 0 and not game.has_ownership:
+        raise UserError(f"learner.ownership_weight: {game.name} has no ownership (Game.ownership)")
+    if config.learner.score_weight > 0 and not game.has_score:
+        raise UserError(f"learner.score_weight: {game.name} has no final score (Game.final_score)")
+
+
 def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
     """The static pieces of the run `config` describes.
 
     Raises:
-      UserError: the replay buffer cannot hold the running games' positions.
+      UserError: the replay buffer cannot hold the running games' positions, or an option
+        needs what the game lacks (adjudication, ownership, a final score).
     """
     game = make_game(config)
+    check_game_options(config, game)
     network = make_network_for(config, game)
     # Every position of a running game stays in the ring until its game ends (replay).
     needed = config.selfplay.batch_size * max(game.max_episode_length, config.selfplay.num_steps)
@@ -298,9 +335,6 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
         )
     search = make_searcher(config, game, network, explore=True)
     selfplay = config.selfplay
-    for key in ("draw_adjudication", "win_adjudication"):
-        if selfplay[key] > 0 and not game.adjudicates:
-            raise UserError(f"selfplay.{key}: {game.name} has no adjudication (Game.adjudicate)")
     playout_cap = None
     if selfplay.full_search_fraction < 1.0:
         playout_cap = PlayoutCap(
@@ -325,6 +359,8 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
         win_adjudication=float(selfplay.win_adjudication),
         random_move_fraction=float(selfplay.random_move_fraction),
         kl_target=float(config.learner.kl_target),
+        ownership_weight=float(config.learner.ownership_weight),
+        score_weight=float(config.learner.score_weight),
         optimizer=make_optimizer(config),
         selfplay_batch_size=config.selfplay.batch_size,
         num_steps=config.selfplay.num_steps,

@@ -53,7 +53,7 @@ def state_shardings(pipeline: Pipeline, mesh: Mesh) -> TrainerState:
     shardings = jax.tree.map(lambda _: replicated, abstract)
     buffer = jax.tree.map(
         lambda spec: NamedSharding(mesh, spec),
-        replay.specs(abstract.buffer.root_value is not None),
+        replay.specs_of(abstract.buffer),
         is_leaf=lambda x: isinstance(x, PartitionSpec),
     )
     # Per game slot: split; resignation's threshold and counts: replicated.

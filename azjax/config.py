@@ -76,6 +76,8 @@ def base_config() -> ml_collections.ConfigDict:
     # "bfloat16": computes in bfloat16 with float32 parameters, optimizer state, BatchNorm
     # statistics and outputs (TPUs, recent GPUs); "float32" computes everything in float32.
     config.network.dtype = "float32"
+    # KataGo's global pooling bias in residual blocks 3, 6, 9, ... (azjax/networks.py).
+    config.network.global_pooling = False
 
     config.search = ml_collections.ConfigDict()
     config.search.algorithm = "puct"  # "puct" (AlphaZero) or "gumbel" (Gumbel MuZero)
@@ -153,6 +155,10 @@ def base_config() -> ml_collections.ConfigDict:
     # multiplier shrinks by 1.5 when the KL divergence of the policy before and after it
     # exceeds 2 * kl_target, and grows by 1.5 when below kl_target / 2 (0: off).
     config.learner.kl_target = 0.0
+    # KataGo's auxiliary targets (Go): the loss weights of an ownership head (KataGo: 1.5) and
+    # a score head, trained on the game's final position (azjax/learner.py). 0: off.
+    config.learner.ownership_weight = 0.0
+    config.learner.score_weight = 0.0
 
     config.train = ml_collections.ConfigDict()
     config.train.num_iterations = 300

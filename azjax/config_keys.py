@@ -60,6 +60,9 @@ ADDED_KEYS = (
     "selfplay.draw_adjudication",
     "selfplay.win_adjudication",
     "selfplay.random_move_fraction",
+    "network.global_pooling",
+    "learner.ownership_weight",
+    "learner.score_weight",
 )
 OLD_VALUES = {
     "search.tree_reuse": False,

@@ -1,6 +1,14 @@
 """The AlphaZero loss and a jittable update step.
 
 loss = w * mean (z - v)^2  +  mean CE(pi, p)  +  c * ||theta||^2  (w: value_loss_weight, 1)
+       [+ w_o * mean_b (1/P) sum_points BCE((o+1)/2, (ô+1)/2)  +  w_s * mean ((s - ŝ) / P)^2]
+
+The bracketed terms are KataGo's auxiliary targets (Wu 2019, section 4.1), each on when its
+weight is above 0 (static): the final ownership o in {-1, 0, 1} of each of the P board
+points, predicted as ô = tanh (the binary cross-entropy of the probabilities (o+1)/2, as
+KataGo's loss, computed from the head's logits), and the final score margin s in points,
+predicted as ŝ, both from the mover's view; the score error is measured in board areas, so
+that one weight means the same on every board size.
 """
 
 from typing import Any, NamedTuple
@@ -98,14 +106,35 @@ def loss_terms(
     batch: Batch,
     weight_decay: float | Array,
     value_loss_weight: float | Array = 1.0,
+    ownership_weight: float = 0.0,
+    score_weight: float = 0.0,
 ):
-    """Returns (total loss, (new batch statistics, metrics)) for one minibatch."""
-    logits, value, batch_stats = network.apply(variables, batch.obs, True)
+    """Returns (total loss, (new batch statistics, metrics)) for one minibatch.
+
+    `ownership_weight` and `score_weight` (static; > 0: the network has the head and the
+    batch the target) add KataGo's auxiliary losses (see the module docstring)."""
+    aux = {}
+    if ownership_weight > 0 or score_weight > 0:
+        logits, value, heads, batch_stats = network.apply_heads(variables, batch.obs, True)
+        if ownership_weight > 0:
+            # BCE of p = (1 + tanh x) / 2 = sigmoid(2x) against q = (o + 1) / 2, per point.
+            per_point = optax.sigmoid_binary_cross_entropy(
+                2.0 * heads["ownership_logits"], (batch.ownership + 1.0) / 2.0
+            )
+            aux["ownership_loss"] = (ownership_weight, jnp.mean(per_point))
+        if score_weight > 0:
+            points = batch.obs.shape[1] * batch.obs.shape[2]  # P = H * W
+            error = (batch.score - heads["score"]) / points
+            aux["score_loss"] = (score_weight, jnp.mean(jnp.square(error)))
+    else:
+        logits, value, batch_stats = network.apply(variables, batch.obs, True)
     value_loss = jnp.mean(jnp.square(batch.value - value))
     log_policy = jax.nn.log_softmax(logits)
     policy_loss = jnp.mean(optax.safe_softmax_cross_entropy(logits, batch.policy))
     l2 = sum(jnp.sum(jnp.square(p)) for p in jax.tree.leaves(variables.params))
     total = value_loss_weight * value_loss + policy_loss + weight_decay * l2
+    for weight, loss in aux.values():
+        total = total + weight * loss
     policy = jnp.exp(log_policy)
     metrics = {
         "loss": total,
@@ -117,6 +146,7 @@ def loss_terms(
             -jnp.sum(batch.policy * jnp.log(jnp.where(batch.policy > 0, batch.policy, 1.0)), -1)
         ),
     }
+    metrics.update({name: loss for name, (_, loss) in aux.items()})
     return total, (batch_stats, metrics)
 
 
@@ -135,6 +165,8 @@ def update(
     learning_rate: float | Array,
     weight_decay: float | Array,
     value_loss_weight: float | Array = 1.0,
+    ownership_weight: float = 0.0,
+    score_weight: float = 0.0,
 ) -> tuple[TrainState, dict]:
     """One gradient step on a minibatch.
 
@@ -146,6 +178,7 @@ def update(
       learning_rate: base learning rate (a float or a traced scalar), times the schedule.
       weight_decay: the L2 coefficient c (a float or a traced scalar).
       value_loss_weight: the value loss's weight w (a float or a traced scalar).
+      ownership_weight, score_weight: the auxiliary losses' weights (static; 0: off).
 
     Returns:
       The new state and the minibatch's metrics (losses, entropies, gradient norm).
@@ -158,6 +191,8 @@ def update(
             batch,
             weight_decay,
             value_loss_weight,
+            ownership_weight,
+            score_weight,
         )
 
     transform = optimizer.transform(learning_rate)

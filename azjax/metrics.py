@@ -188,12 +188,16 @@ def progress_line(record: dict, *, num_iterations: int | None = None, eta: float
     iteration = f"{record['iteration']:4d}"
     if num_iterations:
         iteration += f"/{num_iterations}"
+    losses = f"v {record.get('value_loss', float('nan')):.3f} "
+    losses += f"p {record.get('policy_loss', float('nan')):.3f}"
+    for key, letter in (("ownership_loss", "o"), ("score_loss", "s")):  # KataGo's targets
+        if key in record:
+            losses += f" {letter} {record[key]:.3f}"
     parts = [
         f"it {iteration}",
         f"{record['wall_time'] / 60:6.1f} min",
         f"loss {record.get('loss', float('nan')):.3f}",
-        f"(v {record.get('value_loss', float('nan')):.3f} "
-        f"p {record.get('policy_loss', float('nan')):.3f})",
+        f"({losses})",
         f"H {record.get('policy_entropy', float('nan')):.2f}",
         f"{format_count(record['positions_per_second'])} pos/s",
         f"len {record['average_game_length']:4.1f}",

@@ -79,7 +79,7 @@ def plot_run(
         plot_elo(panels[2], metrics, x=x)
     if runs.opponents(metrics):
         scores.legend(loc="lower right")
-    for key in ("value_loss", "policy_loss", "policy_entropy"):
+    for key in ("value_loss", "policy_loss", "policy_entropy", "ownership_loss", "score_loss"):
         if key in metrics and metrics[key].notna().all():
             losses.plot(metrics[column], metrics[key], label=key)
     losses.set_xlabel(xlabel)

@@ -11,9 +11,13 @@ positions are found and labelled when it ends, without keeping a list of them.
 Stored per position: the observation in the game's compact dtype (`Game.encode_observation`:
 uint8 planes, exact), the search policy in bfloat16 (relative rounding error at most 2^-9
 per entry, renormalised when sampled), the mover (int8) and the value target (float32, NaN
-until the game ends). `capacity >= selfplay batch * max game length` (checked when the
-pipeline is built) means no position of a running game is overwritten before it is
-labelled, so every position played is labelled exactly once, with its own game's outcome.
+until the game ends); optionally (None when off) the searched root value, and KataGo's
+auxiliary targets, labelled with the value from the game's final position for the mover:
+the ownership of every board point (int8 in {-1, 0, 1}, 0 until labelled) and the final
+score margin (float32, NaN until labelled). `capacity >= selfplay batch * max game length`
+(checked when the pipeline is built) means no position of a running game is overwritten
+before it is labelled, so every position played is labelled exactly once, with its own
+game's outcome.
 
 Sampling draws uniformly among the labelled positions of each shard, each device its share
 of the minibatch (inverse CDF over the labelled mask), so nothing crosses devices.
@@ -46,6 +50,12 @@ class ReplayBuffer:
     # [N] float32 the searched root value for the mover, when value targets mix it in
     # (`sample`'s `value_mix`); None otherwise.
     root_value: Array | None = None
+    # [N, P] int8 who owns each of the P board points at the end of the game, from the
+    # mover's view (+1 the mover), 0 until labelled; None: no ownership targets.
+    ownership: Array | None = None
+    # [N] float32 the game's final score margin for the mover; NaN until labelled; None: no
+    # score targets.
+    score: Array | None = None
 
     @property
     def size(self) -> Array:
@@ -61,9 +71,12 @@ def init(
     num_shards: int = 1,
     *,
     root_value: bool = False,
+    ownership_points: int = 0,
+    score: bool = False,
 ):
     """An empty buffer of `capacity` positions in `num_shards` rings (with `root_value`, also
-    the searched root value of each position)."""
+    the searched root value of each position; with `ownership_points` P > 0 an ownership
+    target of P points; with `score` a score target)."""
     return ReplayBuffer(
         obs=jnp.zeros((capacity, *obs_shape), obs_dtype),
         policy=jnp.zeros((capacity, num_actions), POLICY_DTYPE),
@@ -72,6 +85,8 @@ def init(
         next_index=jnp.zeros((), jnp.int32),
         num_shards=jnp.int32(num_shards),
         root_value=jnp.zeros((capacity,), jnp.float32) if root_value else None,
+        ownership=jnp.zeros((capacity, ownership_points), jnp.int8) if ownership_points else None,
+        score=jnp.full((capacity,), jnp.nan, jnp.float32) if score else None,
     )
 
 
@@ -85,6 +100,7 @@ def write(
     lengths: Array,
     store: Array = True,
     root_value: Array | None = None,
+    final: dict | None = None,
     *,
     max_length: int,
 ) -> tuple[ReplayBuffer, Array]:
@@ -102,6 +118,9 @@ def write(
         full searches); when not, nothing is written and the games that ended are labelled
         back from the last stored ply.
       root_value: [b] the searched root values (kept when the buffer has room for them).
+      final: the auxiliary targets of the games that ended, from player 0's view, for the
+        buffer's fields: "ownership" [b, P] int8 and "score" [b] float32 of each slot's final
+        position (read only where `ended`).
       max_length: the game's longest game (static): how far back a game can reach.
 
     Returns:
@@ -121,6 +140,10 @@ def write(
         buffer = buffer.replace(
             root_value=buffer.root_value.at[targets].set(root_value, mode="drop")
         )
+    if buffer.ownership is not None:
+        buffer = buffer.replace(ownership=buffer.ownership.at[targets].set(0, mode="drop"))
+    if buffer.score is not None:
+        buffer = buffer.replace(score=buffer.score.at[targets].set(jnp.nan, mode="drop"))
     # The k-th last stored position of slot j's game (k = 0: the one just written, or the
     # last one stored before a ply that stores nothing).
     last = jnp.where(store, rows, (rows - slots) % capacity)
@@ -129,9 +152,36 @@ def write(
     label = ended[:, None] & (back[None, :] < lengths[:, None])
     movers = buffer.player[index].astype(jnp.int32)
     outcome = jnp.take_along_axis(rewards, jnp.clip(movers, 0, 1), axis=1)
-    value = buffer.value.at[jnp.where(label, index, capacity)].set(outcome, mode="drop")
+    rows = jnp.where(label, index, capacity)
+    value = buffer.value.at[rows].set(outcome, mode="drop")
+    sign = jnp.where(movers == 1, -1, 1)  # [b, K] player 0's view -> the mover's
+    if buffer.score is not None:
+        score = final["score"][:, None] * sign
+        buffer = buffer.replace(score=buffer.score.at[rows].set(score, mode="drop"))
+    if buffer.ownership is not None:
+        ownership = _label_points(buffer.ownership, rows, sign, final["ownership"])
+        buffer = buffer.replace(ownership=ownership)
     next_index = jnp.where(store, (buffer.next_index + slots) % capacity, buffer.next_index)
     return buffer.replace(value=value, next_index=next_index), jnp.sum(label, dtype=jnp.int32)
+
+
+def _label_points(ownership: Array, rows: Array, sign: Array, final: Array) -> Array:
+    """`ownership` [N, P] with the positions `rows` [b, K] (N: not labelled) of each slot's
+    game set to its final ownership `final` [b, P] times the mover's `sign` [b, K].
+
+    One slot whose game ended at a time (a loop over those slots, usually none or a few): a
+    scatter of every slot's [K, P] rows at once would move b K P values per ply, most of them
+    dropped (Go 19x19, 256 games: 67 million)."""
+    capacity = ownership.shape[0]
+    ended = jnp.any(rows < capacity, axis=1)  # [b]
+    order = jnp.argsort(~ended)  # the slots to label first
+
+    def label_slot(i, ownership):
+        slot = order[i]
+        values = (sign[slot][:, None] * final[slot][None, :]).astype(ownership.dtype)
+        return ownership.at[rows[slot]].set(values, mode="drop")
+
+    return jax.lax.fori_loop(0, jnp.sum(ended), label_slot, ownership)
 
 
 def sample(
@@ -159,7 +209,11 @@ def sample(
     value = jnp.nan_to_num(buffer.value[index])
     if buffer.root_value is not None and value_mix:
         value = (1.0 - value_mix) * value + value_mix * buffer.root_value[index]
-    return Batch(obs=decode(buffer.obs[index]), policy=policy, value=value)
+    ownership = None if buffer.ownership is None else buffer.ownership[index].astype(jnp.float32)
+    score = None if buffer.score is None else jnp.nan_to_num(buffer.score[index])
+    return Batch(
+        obs=decode(buffer.obs[index]), policy=policy, value=value, ownership=ownership, score=score
+    )
 
 
 def shard_sizes(buffer: ReplayBuffer, num_shards: int) -> Array:
@@ -168,8 +222,9 @@ def shard_sizes(buffer: ReplayBuffer, num_shards: int) -> Array:
     return jnp.sum(labelled.reshape(num_shards, -1), axis=1, dtype=jnp.int32)
 
 
-def specs(root_value: bool = False) -> ReplayBuffer:
-    """The buffer's PartitionSpecs: positions split over `data`, the counters replicated."""
+def specs(root_value: bool = False, ownership: bool = False, score: bool = False) -> ReplayBuffer:
+    """The buffer's PartitionSpecs: positions split over `data`, the counters replicated;
+    the optional fields present as asked."""
     split, whole = PartitionSpec("data"), PartitionSpec()
     return ReplayBuffer(
         obs=split,
@@ -179,6 +234,17 @@ def specs(root_value: bool = False) -> ReplayBuffer:
         next_index=whole,
         num_shards=whole,
         root_value=split if root_value else None,
+        ownership=split if ownership else None,
+        score=split if score else None,
+    )
+
+
+def specs_of(buffer: ReplayBuffer) -> ReplayBuffer:
+    """`specs` of a buffer (or an abstract one): its optional fields as it has them."""
+    return specs(
+        root_value=buffer.root_value is not None,
+        ownership=buffer.ownership is not None,
+        score=buffer.score is not None,
     )
 
 
@@ -259,6 +325,8 @@ def apply_relayout(buffer: ReplayBuffer, source: Array, next_index: Array, num_s
         player=take(buffer.player, -1),
         value=take(buffer.value, jnp.nan),
         root_value=None if buffer.root_value is None else take(buffer.root_value, 0.0),
+        ownership=None if buffer.ownership is None else take(buffer.ownership, 0),
+        score=None if buffer.score is None else take(buffer.score, jnp.nan),
         next_index=jnp.asarray(next_index, jnp.int32),
         num_shards=jnp.int32(num_shards),
     )

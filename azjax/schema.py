@@ -84,6 +84,8 @@ _NUMBERS = {
     "selfplay.win_adjudication": (float, 0.0, 1.0, False),
     "selfplay.random_move_fraction": (float, 0.0, 1.0, False),
     "learner.kl_target": (float, 0.0, None, False),
+    "learner.ownership_weight": (float, 0.0, None, False),
+    "learner.score_weight": (float, 0.0, None, False),
     "train.num_iterations": (int, 0, None, False),
     "train.max_minutes": (float, 0.0, None, False),
     "train.checkpoint_every": (int, 1, None, False),
@@ -111,6 +113,7 @@ _OTHER = (
     "search.tree_reuse",
     "search.symmetric_eval",
     "selfplay.resign",
+    "network.global_pooling",
     "learner.boundaries",
     "train.gating",
     "train.loggers",
@@ -172,6 +175,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "search.tree_reuse",
         "search.symmetric_eval",
         "selfplay.resign",
+        "network.global_pooling",
     ):
         if not isinstance(flat[key], bool):
             raise UserError(f"config key {key!r} must be true or false, got {flat[key]!r}")

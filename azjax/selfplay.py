@@ -17,44 +17,21 @@ import jax.numpy as jnp
 from flax import struct
 
 from azjax import replay
+from azjax import resignation as resignation_lib
 from azjax.games import Game, State
 from azjax.replay import ReplayBuffer
+
+# Resignation's names, re-exported (`selfplay.ResignRule` and the rest).
+from azjax.resignation import (  # noqa: F401
+    NO_RESIGN,
+    RESIGN_THRESHOLDS,
+    Resignation,
+    ResignRule,
+    adapt_threshold,
+    false_positive_rates,
+)
 from azjax.search import Search
 from azjax.types import Array, PRNGKey, SearchOutput
-
-# The thresholds whose false-positive rates resignation measures (v_resign moves among them).
-RESIGN_THRESHOLDS = tuple(round(-0.98 + 0.03 * k, 2) for k in range(17))  # -0.98 ... -0.5
-NO_RESIGN = -1.0  # a threshold no searched value falls below
-
-
-@dataclasses.dataclass(frozen=True)
-class ResignRule:
-    """AlphaGo Zero's resignation (Silver et al. 2017, "Methods: Self-play").
-
-    A game resigns when the mover's searched value and the value of its chosen move are both
-    below `v_resign`. A fraction of games may not resign; in them the first player whose
-    values fell below each of `RESIGN_THRESHOLDS` is noted, and a *false positive* at that
-    threshold is such a game whose would-be resigner did not lose. `v_resign` becomes the
-    highest threshold whose false-positive rate (over the decayed count of those games) is
-    at most `target`, once `min_games` of them have ended; before that it is `initial`.
-    """
-
-    initial: float = -0.9  # v_resign before enough games were checked
-    no_resign_fraction: float = 0.1  # games that never resign and measure false positives
-    target: float = 0.05  # highest false-positive rate allowed
-    min_games: int = 20  # checked games before v_resign adapts
-    decay: float = 0.98  # per self-play call, of the checked-game counts
-
-
-@struct.dataclass
-class Resignation:
-    """Resignation's state: per slot, and the measured false positives."""
-
-    allowed: Array  # [B] bool: the slot's game may resign (the others check false positives)
-    would_resign: Array  # [B, K] int8: first player whose values fell below threshold k, or -1
-    threshold: Array  # [] float32 v_resign now
-    checked: Array  # [] float32 games that could not resign and ended (decayed)
-    false_positives: Array  # [K] float32 of those, games the would-be resigner did not lose
 
 
 @struct.dataclass
@@ -151,15 +128,7 @@ def init(
     """Starts `batch_size` games (B)."""
     game_key, resign_key = jax.random.split(key)
     games = jax.vmap(game.init)(jax.random.split(game_key, batch_size))
-    resignation = None
-    if resign is not None:
-        resignation = Resignation(
-            allowed=jax.random.uniform(resign_key, (batch_size,)) >= resign.no_resign_fraction,
-            would_resign=jnp.full((batch_size, len(RESIGN_THRESHOLDS)), -1, jnp.int8),
-            threshold=jnp.float32(resign.initial),
-            checked=jnp.float32(0.0),
-            false_positives=jnp.zeros(len(RESIGN_THRESHOLDS), jnp.float32),
-        )
+    resignation = None if resign is None else resignation_lib.init(resign, resign_key, batch_size)
     stored = jnp.zeros(batch_size, jnp.int32) if playout_cap else None
     return SelfPlayState(games, stored, resignation)
 
@@ -183,6 +152,9 @@ class Ply(NamedTuple):
     carried: Array  # [B] int32 root visits carried over
     resigned: Array  # [B] bool
     adjudicated: Array  # [B] bool the game ended as a win by `win_adjudication`
+    # The auxiliary targets of the next positions from player 0's view, read for the games
+    # that ended: "ownership" [B, P] int8, "score" [B] float32 (only those asked for).
+    final: dict
 
 
 def play_ply(
@@ -200,6 +172,8 @@ def play_ply(
     draw_adjudication: float = 0.0,
     win_adjudication: float = 0.0,
     random_move_fraction: float = 0.0,
+    label_ownership: bool = False,
+    label_score: bool = False,
 ) -> tuple[SelfPlayState, Any, Ply]:
     """One ply in every slot [B]: restart finished games, search, choose and play a move
     (or resign).
@@ -213,6 +187,9 @@ def play_ply(
         A self-play rule only: evaluations play by the game's rules.
       random_move_fraction: the share of moves played uniformly at random instead of the
         chosen one (static); the positions keep the search's policy as their target.
+      label_ownership, label_score: compute the auxiliary targets of the games that end
+        (`Ply.final`: `game.ownership` and `game.final_score` of the position each game
+        ended in, by the rules, resignation or adjudication alike; static).
 
     Returns:
       The next self-play state, the trees carried to the next ply, and the `Ply`.
@@ -258,8 +235,10 @@ def play_ply(
 
     resignation, resigned = state.resignation, jnp.zeros(batch_size, bool)
     if resignation is not None:
-        resignation = _restart_resignation(resignation, restart, resign, resign_key)
-        resignation, resigned, next_games = _resign(resignation, states, next_games, output, resign)
+        resignation = resignation_lib.restart(resignation, restart, resign, resign_key)
+        resignation, resigned, next_games = resignation_lib.resign(
+            resignation, states, next_games, output, resign
+        )
     adjudicated = jnp.zeros(batch_size, bool)
     if win_adjudication > 0:
         next_games, adjudicated = _adjudicate_wins(game, states, next_games, win_adjudication)
@@ -279,8 +258,23 @@ def play_ply(
         scores = draw_adjudication * jax.vmap(game.adjudicate)(next_games)
         targets = jnp.where(drawn[:, None], scores, targets)
     rewards = next_games.rewards
+    final = {}
+    if label_ownership:
+        final["ownership"] = jax.vmap(game.ownership)(next_games).astype(jnp.int8)
+    if label_score:
+        final["score"] = jax.vmap(game.final_score)(next_games)
     ply = Ply(
-        states, output, ended, rewards, targets, lengths, full, carried, resigned, adjudicated
+        states,
+        output,
+        ended,
+        rewards,
+        targets,
+        lengths,
+        full,
+        carried,
+        resigned,
+        adjudicated,
+        final,
     )
     return next_state, tree, ply
 
@@ -301,67 +295,6 @@ def _adjudicate_wins(game: Game, states: State, next_games: State, margin: float
     return _where_rows(adjudicated, won, next_games), adjudicated
 
 
-def _restart_resignation(resignation: Resignation, restart, rule: ResignRule, key):
-    allowed = jax.random.uniform(key, restart.shape) >= rule.no_resign_fraction
-    return resignation.replace(
-        allowed=jnp.where(restart, allowed, resignation.allowed),
-        would_resign=jnp.where(restart[:, None], -1, resignation.would_resign).astype(jnp.int8),
-    )
-
-
-def _resign(resignation: Resignation, states: State, next_games: State, output, rule):
-    """Ends the games whose mover resigns; notes would-be resignations in the others and
-    counts their false positives when they end."""
-    movers = states.current_player
-    # The mover's searched value and its chosen move's value, both below the threshold.
-    value = jnp.maximum(output.value, output.action_value)
-    live = ~states.terminated
-    resigned = live & resignation.allowed & (value < resignation.threshold)
-    loser_rewards = jnp.where(jnp.arange(2)[None, :] == movers[:, None], -1.0, 1.0)
-    resigned_games = next_games.replace(
-        terminated=jnp.ones_like(next_games.terminated),
-        rewards=loser_rewards.astype(next_games.rewards.dtype),
-        legal_action_mask=jnp.zeros_like(next_games.legal_action_mask),
-        step_count=states.step_count + 1,
-    )
-    next_games = _where_rows(resigned, resigned_games, next_games)
-
-    thresholds = jnp.asarray(RESIGN_THRESHOLDS, jnp.float32)
-    below = live[:, None] & ~resignation.allowed[:, None] & (value[:, None] < thresholds)
-    first = (resignation.would_resign < 0) & below
-    would_resign = jnp.where(first, movers[:, None], resignation.would_resign).astype(jnp.int8)
-    checked = next_games.terminated & ~resignation.allowed & live
-    resigner = jnp.clip(would_resign, 0, 1).astype(jnp.int32)
-    resigner_reward = jnp.take_along_axis(next_games.rewards, resigner, axis=1)  # [B, K]
-    wrong = checked[:, None] & (would_resign >= 0) & (resigner_reward >= 0)
-    resignation = resignation.replace(
-        would_resign=would_resign,
-        checked=resignation.checked + jnp.sum(checked),
-        false_positives=resignation.false_positives + jnp.sum(wrong, axis=0),
-    )
-    del rule
-    return resignation, resigned, next_games
-
-
-def false_positive_rates(resignation: Resignation) -> Array:
-    """[K] the measured false-positive rate at each of `RESIGN_THRESHOLDS`."""
-    return resignation.false_positives / jnp.maximum(resignation.checked, 1.0)
-
-
-def adapt_threshold(resignation: Resignation, rule: ResignRule) -> Resignation:
-    """v_resign: the highest threshold whose false-positive rate is at most the target (none
-    qualifying: `NO_RESIGN`), once enough games were checked; the counts then decay."""
-    thresholds = jnp.asarray(RESIGN_THRESHOLDS, jnp.float32)
-    good = false_positive_rates(resignation) <= rule.target
-    best = jnp.max(jnp.where(good, thresholds, NO_RESIGN))
-    ready = resignation.checked >= rule.min_games
-    return resignation.replace(
-        threshold=jnp.where(ready, best, resignation.threshold).astype(jnp.float32),
-        checked=resignation.checked * rule.decay,
-        false_positives=resignation.false_positives * rule.decay,
-    )
-
-
 def run(
     game: Game,
     search: Search,
@@ -379,6 +312,8 @@ def run(
     draw_adjudication: float = 0.0,
     win_adjudication: float = 0.0,
     random_move_fraction: float = 0.0,
+    label_ownership: bool = False,
+    label_score: bool = False,
 ) -> tuple[SelfPlayState, ReplayBuffer, SelfPlayOutput]:
     """Plays `num_steps` plies (T) in every slot, writing each position to `buffer` and
     labelling the positions of the games that end.
@@ -403,6 +338,8 @@ def run(
       draw_adjudication: labels drawn games by `game.adjudicate` (see `play_ply`).
       win_adjudication: ends games one side leads by `game.adjudicate` (see `play_ply`).
       random_move_fraction: the share of moves played at random (see `play_ply`).
+      label_ownership, label_score: label the positions of the games that end with their
+        final ownership and score too (see `play_ply`; the buffer has those fields).
     """
     write = write or functools.partial(replay.write, max_length=game.max_episode_length)
     encode = jax.vmap(game.encode_observation)
@@ -425,8 +362,11 @@ def run(
             draw_adjudication=draw_adjudication,
             win_adjudication=win_adjudication,
             random_move_fraction=random_move_fraction,
+            label_ownership=label_ownership,
+            label_score=label_score,
         )
         searched, output, ended, rewards = ply.searched, ply.output, ply.ended, ply.rewards
+        final = (ply.final,) if ply.final else ()
         buffer, labelled = write(
             buffer,
             encode(observe(searched)),
@@ -437,6 +377,7 @@ def run(
             ply.lengths,
             ply.full,
             output.value,
+            *final,
         )
         visits = jnp.maximum(ply.carried + getattr(search, "num_simulations", 1), 1)
         stats = (

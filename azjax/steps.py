@@ -76,6 +76,8 @@ def init_state(pipeline: Pipeline, key: PRNGKey) -> TrainerState:
             stored.dtype,
             num_shards=pipeline.num_shards,
             root_value=pipeline.value_target_mix > 0,
+            ownership_points=pipeline.ownership_points,
+            score=pipeline.score_weight > 0,
         ),
         selfplay=selfplay.init(
             game,
@@ -118,6 +120,8 @@ def play_step(
         draw_adjudication=pipeline.draw_adjudication,
         win_adjudication=pipeline.win_adjudication,
         random_move_fraction=pipeline.random_move_fraction,
+        label_ownership=pipeline.ownership_weight > 0,
+        label_score=pipeline.score_weight > 0,
     )
     games = jnp.maximum(played.num_games, 1)
     metrics = dict(
@@ -169,13 +173,27 @@ def replay_writer(pipeline: Pipeline):
     if pipeline.mesh is None:
         return write
     split, whole = PartitionSpec("data"), PartitionSpec()
-    specs = replay.specs(pipeline.value_target_mix > 0)
-    return replay.sharded(
-        pipeline.mesh,
-        write,
-        (specs, split, split, split, split, split, split, whole, split),
-        (specs, whole),
+    specs = buffer_specs(pipeline)
+    in_specs = (specs, split, split, split, split, split, split, whole, split)
+    final = final_targets(pipeline)
+    if final:  # self-play passes the auxiliary targets of the games that ended
+        in_specs += ({name: split for name in final},)
+    return replay.sharded(pipeline.mesh, write, in_specs, (specs, whole))
+
+
+def buffer_specs(pipeline: Pipeline) -> ReplayBuffer:
+    """The PartitionSpecs of this pipeline's replay buffer (its optional fields)."""
+    return replay.specs(
+        root_value=pipeline.value_target_mix > 0,
+        ownership=pipeline.ownership_weight > 0,
+        score=pipeline.score_weight > 0,
     )
+
+
+def final_targets(pipeline: Pipeline) -> tuple[str, ...]:
+    """The auxiliary targets self-play labels the positions of ended games with."""
+    weights = {"ownership": pipeline.ownership_weight, "score": pipeline.score_weight}
+    return tuple(name for name, weight in weights.items() if weight > 0)
 
 
 def sample_batch(pipeline: Pipeline, buffer: ReplayBuffer, key: PRNGKey) -> Batch:
@@ -198,15 +216,22 @@ def sample_batch(pipeline: Pipeline, buffer: ReplayBuffer, key: PRNGKey) -> Batc
             index = jax.random.randint(symmetry_key, (per_shard,), 0, game.symmetries)
             obs, policy = jax.vmap(game.apply_symmetry)(batch.obs, batch.policy, index)
             batch = batch.replace(obs=obs, policy=policy)
+            if batch.ownership is not None:  # per point, as the observation's points
+                batch = batch.replace(
+                    ownership=jax.vmap(game.permute_points)(batch.ownership, index)
+                )
         return batch
 
     split = PartitionSpec("data")
-    batch_specs = Batch(obs=split, policy=split, value=split)
+    batch_specs = Batch(
+        obs=split,
+        policy=split,
+        value=split,
+        ownership=split if pipeline.ownership_weight > 0 else None,
+        score=split if pipeline.score_weight > 0 else None,
+    )
     sharded_draw = replay.sharded(
-        pipeline.mesh,
-        draw,
-        (replay.specs(pipeline.value_target_mix > 0), PartitionSpec()),
-        batch_specs,
+        pipeline.mesh, draw, (buffer_specs(pipeline), PartitionSpec()), batch_specs
     )
     return sharded_draw(buffer, key)
 
@@ -246,6 +271,8 @@ def learn_step(
             learning_rate=learning_rate,
             weight_decay=hyper.weight_decay,
             value_loss_weight=hyper.value_loss_weight,
+            ownership_weight=pipeline.ownership_weight,
+            score_weight=pipeline.score_weight,
         )
         train_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new_state, train_state)
         all_metrics.append(metrics)

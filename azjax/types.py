@@ -40,6 +40,9 @@ class Batch(struct.PyTreeNode):
     obs: Array  # [B, H, W, C] observation from the mover's view
     policy: Array  # [B, A] float32 search policy target
     value: Array  # [B] float32 game outcome for the mover
+    # KataGo's auxiliary targets (None when off), from the mover's view at the game's end:
+    ownership: Array | None = None  # [B, P] float32 in {-1, 0, 1} per board point
+    score: Array | None = None  # [B] float32 the final score margin
 
 
 class SearchOutput(NamedTuple):

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax import arena, games, replay, selfplay
+from azjax import resignation as resignation_lib
 from azjax.config import base_config, from_dict, to_json
 from azjax.search import SearchParams, make_search, rollout_evaluator
 from azjax.steps import adapt_learning_rate
@@ -75,7 +76,9 @@ def test_resigned_game_is_a_loss_for_the_resigner():
         checked=jnp.float32(0),
         false_positives=jnp.zeros(len(selfplay.RESIGN_THRESHOLDS)),
     )
-    resignation, resigned, after = selfplay._resign(resignation, states, next_games, output, rule)
+    resignation, resigned, after = resignation_lib.resign(
+        resignation, states, next_games, output, rule
+    )
     # Slot 0 may resign and both values are below -0.9: X (player 0) resigns.
     np.testing.assert_array_equal(resigned, [True, False, False])
     assert bool(after.terminated[0]) and not bool(after.terminated[1])
@@ -113,7 +116,9 @@ def test_false_positives_are_counted_when_the_checked_game_ends():
         value=jnp.array([0.9]),
         action_value=jnp.array([1.0]),
     )
-    resignation, _, _ = selfplay._resign(resignation, states, win, output, selfplay.ResignRule())
+    resignation, _, _ = resignation_lib.resign(
+        resignation, states, win, output, selfplay.ResignRule()
+    )
     assert float(resignation.checked) == 1.0
     np.testing.assert_array_equal(resignation.false_positives, (thresholds > -0.8).astype(float))
     rates = selfplay.false_positive_rates(resignation)

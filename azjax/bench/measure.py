@@ -242,10 +242,17 @@ def measure_selfplay(setup: Setup, *, settings: Settings, key: PRNGKey, log: Cal
 
 
 def make_update_steps(
-    network: Network, optimizer: Optimizer, *, num_updates: int, unroll: bool = False
+    network: Network,
+    optimizer: Optimizer,
+    *,
+    num_updates: int,
+    unroll: bool = False,
+    ownership_weight: float = 0.0,
+    score_weight: float = 0.0,
 ):
     """Builds `steps(train_state, batch, learning_rate [], weight_decay []) -> (train_state,
-    loss [])`: `num_updates` learner updates on one batch.
+    loss [])`: `num_updates` learner updates on one batch (with the auxiliary losses of the
+    weights above 0).
 
     The updates run in a `lax.scan` or unrolled (as the train loop does, in chunks): XLA:CPU
     runs convolution gradients inside a loop body many times slower (jax-ml/jax#12868), and
@@ -261,6 +268,8 @@ def make_update_steps(
                 batch,
                 learning_rate=learning_rate,
                 weight_decay=weight_decay,
+                ownership_weight=ownership_weight,
+                score_weight=score_weight,
             )
             return state, metrics["loss"]
 
@@ -272,14 +281,26 @@ def make_update_steps(
     return steps
 
 
-def random_batch(game: Game, key: PRNGKey, batch_size: int) -> Batch:
-    """A learner batch of random observations [B, H, W, C], policies [B, A] and values [B]."""
+def random_batch(
+    game: Game, key: PRNGKey, batch_size: int, *, ownership: bool = False, score: bool = False
+) -> Batch:
+    """A learner batch of random observations [B, H, W, C], policies [B, A] and values [B]
+    (and ownership [B, H*W] and scores [B] when asked)."""
     obs_key, policy_key, value_key = jax.random.split(key, 3)
+    aux_key = jax.random.fold_in(key, 1)
     obs_spec = jax.eval_shape(game.observe, game.init(key))
     obs = jax.random.bernoulli(obs_key, 0.3, (batch_size, *obs_spec.shape)).astype(obs_spec.dtype)
     logits = jax.random.normal(policy_key, (batch_size, game.num_actions))
     value = jax.random.uniform(value_key, (batch_size,), minval=-1.0, maxval=1.0)
-    return Batch(obs=obs, policy=jax.nn.softmax(logits), value=value)
+    points = obs_spec.shape[0] * obs_spec.shape[1]
+    owners = jax.random.randint(aux_key, (batch_size, points), -1, 2).astype(jnp.float32)
+    return Batch(
+        obs=obs,
+        policy=jax.nn.softmax(logits),
+        value=value,
+        ownership=owners if ownership else None,
+        score=jnp.sum(owners, axis=-1) if score else None,
+    )
 
 
 def measure_learner(setup: Setup, *, settings: Settings, key: PRNGKey, log: Callable) -> list[Row]:
@@ -287,13 +308,20 @@ def measure_learner(setup: Setup, *, settings: Settings, key: PRNGKey, log: Call
     pipeline, hyper = setup.pipeline, setup.hyper
     batch_size, optimizer = pipeline.learner_batch_size, pipeline.optimizer
     train_state = learner.init(optimizer, setup.variables)
-    batch = random_batch(pipeline.game, key, batch_size)
+    aux = dict(ownership_weight=pipeline.ownership_weight, score_weight=pipeline.score_weight)
+    batch = random_batch(
+        pipeline.game,
+        key,
+        batch_size,
+        ownership=pipeline.ownership_weight > 0,
+        score=pipeline.score_weight > 0,
+    )
     rows = []
     for unroll, how in ((False, "lax.scan of"), (True, "unrolled")):
         name = f"learner samples ({optimizer.name}, {how} {settings.num_updates} updates)"
         log(name)
         steps = make_update_steps(
-            pipeline.network, optimizer, num_updates=settings.num_updates, unroll=unroll
+            pipeline.network, optimizer, num_updates=settings.num_updates, unroll=unroll, **aux
         )
         seconds, _ = time_call(
             jit(steps, settings),

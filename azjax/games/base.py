@@ -126,6 +126,38 @@ class Game(abc.ABC):
         """Whether this game overrides `adjudicate` (the adjudication options need it)."""
         return type(self).adjudicate is not Game.adjudicate
 
+    def ownership(self, state: State) -> Array:
+        """[H*W] float32 in {-1, 0, 1}: who owns each board point (the observation's points,
+        row-major) from player 0's view at `state`: +1 player 0, -1 player 1, 0 neither (Go:
+        Tromp-Taylor area). The learner's ownership target (`learner.ownership_weight`) is
+        its value at the end of the game. None here: a game that has it overrides this
+        (`has_ownership`)."""
+        del state
+        height, width = self.observation_shape[:2]
+        return jnp.zeros(height * width, jnp.float32)
+
+    @property
+    def has_ownership(self) -> bool:
+        """Whether this game overrides `ownership` (`learner.ownership_weight` needs it)."""
+        return type(self).ownership is not Game.ownership
+
+    def final_score(self, state: State) -> Array:
+        """[] float32: player 0's score margin at `state` (Go: black area - white area -
+        komi). The learner's score target (`learner.score_weight`) is its value at the end
+        of the game. None here: a game that has one overrides this (`has_score`)."""
+        del state
+        return jnp.zeros((), jnp.float32)
+
+    @property
+    def has_score(self) -> bool:
+        """Whether this game overrides `final_score` (`learner.score_weight` needs it)."""
+        return type(self).final_score is not Game.final_score
+
+    def permute_points(self, values: Array, index: Array) -> Array:
+        """Board symmetry `index` in [0, S) applied to per-point values [H*W, ...] (an
+        ownership map), as `apply_symmetry` applies it to the observation's points."""
+        return values[jnp.asarray(self._board_perms)[index]]
+
     def action_permutations(self) -> np.ndarray:
         """[S, A] int32: symmetry s takes a policy p over actions to `p[perms[s]]`."""
         return self._action_perms

@@ -9,7 +9,7 @@ An empty point is then a legal move when it has an empty neighbour, an own neigh
 not in atari or an opponent neighbour chain in atari (a capture), and is not the simple-ko
 point. A step costs a few passes over the board (pgx counts the liberties of every chain
 by comparing every point with every other); only the final one adds the area count, a
-flood fill on one uint32 word per row.
+flood fill on one uint32 word per row (`go_area`).
 
 Positional superko is checked for all moves at once with Zobrist hashes that add up (mod
 2^32, in two uint32 words): a position's hash is the sum of one value per (point, colour)
@@ -40,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from azjax.games import base
+from azjax.games import base, go_area
 from azjax.types import Array, PRNGKey
 
 _POINT_BITS = 9  # low bits of a Zobrist word that count point numbers (N < 2**9)
@@ -252,7 +252,7 @@ class Go(base.Game):
             hashes=state.hashes.at[:, step_count].set(hash_) if self.superko else state.hashes,
         )
         state = self._analyse(state, step_count)
-        score = self._area_difference(board, terminated) - state.komi
+        score = go_area.area_difference(board, self.size, terminated) - state.komi
         outcome = jnp.sign(jnp.stack([score, -score])).astype(jnp.float32)
         return state.replace(rewards=jnp.where(terminated, outcome, 0.0))
 
@@ -272,7 +272,17 @@ class Go(base.Game):
         through empty points) reaches stones of that colour only. Every stone counts,
         dead or not.
         """
-        return self._area_difference(state.board, jnp.bool_(True)) - state.komi
+        return go_area.area_difference(state.board, self.size, jnp.bool_(True)) - state.komi
+
+    def ownership(self, state: GoState) -> Array:
+        """[N] float32 per point from black's (player 0's) view: +1 in black's area, -1 in
+        white's, 0 in neither (dame, a seki's shared liberties, a region reaching no stone);
+        the area of `score`, so `score = sum(ownership) - komi` (jittable)."""
+        return go_area.ownership(state.board, self.size)
+
+    def final_score(self, state: GoState) -> Array:
+        """[] float32 black's margin: `score` (black area - white area - komi)."""
+        return self.score(state)
 
     def _hash(self, board: Array) -> Array:
         """[2] uint32: the Zobrist hash of a board [N] (the sum of its stones' values)."""
@@ -350,29 +360,6 @@ class Go(base.Game):
             .set(True, mode="drop")
         )
 
-    def _area_difference(self, board: Array, needed: Array) -> Array:
-        """[] float32: black's area minus white's (Tromp-Taylor); 0 unless `needed`.
-
-        Flood fills on one uint32 word per board row, until the regions stop growing (no
-        rounds at all when not `needed`, so stepping pays only on the final ply).
-        """
-        size = self.size
-        bits = jnp.left_shift(jnp.uint32(1), jnp.arange(size, dtype=jnp.uint32))  # [size]
-
-        def rows(points):  # [N] bool -> [size] uint32, bit c of row r = point (r, c)
-            cells = jnp.where(points.reshape(size, size), bits, jnp.uint32(0))
-            return jnp.sum(cells, axis=1, dtype=jnp.uint32)
-
-        black, white, empty = rows(board == 1), rows(board == -1), rows(board == 0)
-        start = jnp.stack([black, white])
-        carry = _grow_reach((start, start, empty, jnp.asarray(needed)))
-        reach = jax.lax.while_loop(_reach_growing, _grow_reach, carry)[0]
-        black_area = black | (reach[0] & ~reach[1])
-        white_area = white | (reach[1] & ~reach[0])
-        count = jax.lax.population_count
-        difference = jnp.sum(count(black_area).astype(jnp.int32) - count(white_area))
-        return jnp.where(needed, difference, 0).astype(jnp.float32)
-
     def __repr__(self) -> str:
         return (
             f"Go(size={self.size}, komi={self.komi:g}, superko={self.superko}, "
@@ -397,23 +384,6 @@ def _neighbour_values(values: Array, fill) -> Array:
 
 # The loop functions below are module-level (not closures over arrays), so that eager calls
 # of the loops reuse one compilation.
-def _grow_reach(carry: tuple[Array, ...]) -> tuple[Array, ...]:
-    """One flood-fill step of black's and white's reach (stones and the empty points joined
-    to them) [2, size] uint32, a word per row, through the `empty` points [size]."""
-    reach, _, empty, needed = carry
-    full_row = jnp.uint32((1 << reach.shape[1]) - 1)
-    zero = jnp.zeros((2, 1), jnp.uint32)
-    spread = reach | ((reach << 1) & full_row) | (reach >> 1)
-    spread |= jnp.concatenate([zero, reach[:, :-1]], axis=1)
-    spread |= jnp.concatenate([reach[:, 1:], zero], axis=1)
-    return reach | (spread & empty), reach, empty, needed
-
-
-def _reach_growing(carry: tuple[Array, ...]) -> Array:
-    reach, previous, _, needed = carry
-    return needed & jnp.any(reach != previous)
-
-
 def _spread_labels(carry: tuple[Array, ...]) -> tuple[Array, ...]:
     """One step of label propagation: each stone takes the smallest label of its own
     colour's stones among itself and its neighbours (`same` [4, S, S] marks those)."""

@@ -37,9 +37,10 @@ as Leela Zero's integer). The fields:
   children or one that ends the game (Leela Zero's `UCTSearch::get_pv`); pvVisits and
   pvEdgeVisits: the visits along it (the same numbers in a tree).
 
-We have no score or ownership head, so KataGo's scoreMean, scoreLead, scoreStdev and
-ownership are not printed; its ownership, ownershipStdev, movesOwnership, rootInfo and
-noResultValue flags are accepted and ignored. avoid and allow are refused.
+The network's score and ownership heads, where a run trains them, are the learner's only,
+so KataGo's scoreMean, scoreLead, scoreStdev and ownership are not printed; its ownership,
+ownershipStdev, movesOwnership, rootInfo and noResultValue flags are accepted and ignored.
+avoid and allow are refused.
 
 What is reported: an analysis runs searches of a small fixed set of simulation counts, one
 after the other (`analysis_simulations`: by default S, 2S, 4S, 8S and 16S, at most 4096
