@@ -14,9 +14,11 @@ of 256); the 16 learner updates come on top once the buffer holds `replay.min_si
 Variants (`--config xiangqi:VARIANT`):
   cpu  a 2-core CPU: a 32-channel x 3-block network, Gumbel search at 16 simulations, 64
        games; evaluated against random and MCTS-100. It does not learn: its self-play draws
-       every game within 100 iterations, and neither sampling every move, PUCT nor draws
-       labelled by material (`selfplay.draw_adjudication`) changed that (docs/results.md,
-       "Xiangqi"). An evaluation of 16 games against MCTS-100 takes over 20 minutes.
+       every game within 100 iterations, and neither sampling every move, PUCT, draws
+       labelled by material (`selfplay.draw_adjudication`) nor games ended by a material
+       lead (`selfplay.win_adjudication`) with random moves (`selfplay.random_move_fraction`)
+       made an agent that beats random (docs/results.md, "Xiangqi"). An evaluation of 16
+       games against MCTS-100 takes over 20 minutes.
 """
 
 from azjax.config import accelerator_config, cpu_config
