@@ -28,12 +28,12 @@ VARIANTS = {
     "resign": {**ALL_OFF, "selfplay.resign": "true"},
     "kl_lr": {**ALL_OFF, "learner.kl_target": "0.02"},
     "value_mix": {**ALL_OFF, "learner.value_target_mix": "0.5"},
+    # Options measured against the experiment as it is (its defaults, one changed).
     # KataGo's auxiliary targets (games with ownership and a final score: Go): KataGo's
     # ownership weight 1.5, and a score weight of 1 (ours: KataGo's score losses are on a
     # distribution of scores, not comparable).
-    "ownership": {**ALL_OFF, "learner.ownership_weight": "1.5", "learner.score_weight": "1.0"},
-    "global_pooling": {**ALL_OFF, "network.global_pooling": "true"},
-    # Options measured against the experiment as it is (its defaults, one changed).
+    "ownership": {"learner.ownership_weight": "1.5", "learner.score_weight": "1.0"},
+    "global_pooling": {"network.global_pooling": "true"},
     "symmetric_eval": {"search.symmetric_eval": "true"},
     "gumbel_8": {"search.algorithm": "gumbel", "search.num_simulations": "8"},
     "updates_32": {"learner.updates_per_iteration": "32"},  # the replay ratio, doubled from 16
