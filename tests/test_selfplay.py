@@ -200,25 +200,34 @@ class AdjudicatedTicTacToe(type(TTT)):
         return jnp.asarray([0.5, -0.5], jnp.float32)
 
 
+def play_calls(game, search, *, batch_size, num_steps, calls=1, **options):
+    """`selfplay.run` called `calls` times from fresh games into a buffer of twice the
+    longest game per slot; `options` go to `run` (temperature_moves 0 unless given).
+    Returns the buffer and the last call's output."""
+    options = {"temperature_moves": 0, **options}
+    run = jax.jit(functools.partial(selfplay.run, game, search, num_steps=num_steps, **options))
+    stored = game.encode_observation(game.observe(game.init(jax.random.PRNGKey(0))))
+    capacity = batch_size * 2 * game.max_episode_length
+    buffer = replay.init(capacity, stored.shape, game.num_actions, stored.dtype)
+    state = selfplay.init(game, jax.random.PRNGKey(0), batch_size=batch_size)
+    for call in range(calls):
+        state, buffer, output = run(None, state, buffer, jax.random.PRNGKey(call + 1))
+    return buffer, output
+
+
 def test_draw_adjudication_labels_drawn_games_and_keeps_their_results():
     game = AdjudicatedTicTacToe()
     labels, draws = {}, {}
     for weight in (0.0, 0.8):
-        run = jax.jit(
-            functools.partial(
-                selfplay.run,
-                game,
-                random_search,
-                num_steps=9,
-                temperature_moves=9,
-                draw_adjudication=weight,
-            )
+        buffer, output = play_calls(
+            game,
+            random_search,
+            batch_size=64,
+            num_steps=9,
+            calls=2,
+            temperature_moves=9,
+            draw_adjudication=weight,
         )
-        stored = game.encode_observation(game.observe(game.init(jax.random.PRNGKey(0))))
-        buffer = replay.init(64 * 18, stored.shape, game.num_actions, stored.dtype)
-        state = selfplay.init(game, jax.random.PRNGKey(0), batch_size=64)
-        state, buffer, output = run(None, state, buffer, jax.random.PRNGKey(1))
-        state, buffer, output = run(None, state, buffer, jax.random.PRNGKey(2))
         values = np.asarray(buffer.value)
         labels[weight] = set(np.unique(values[~np.isnan(values)]).astype(float).round(6).tolist())
         draws[weight] = int(output.num_games - output.first_player_wins - output.second_player_wins)
@@ -251,20 +260,9 @@ def test_win_adjudication_ends_games_at_a_lead_that_outlasts_the_reply(margin):
     reply, so that heuristic ends nothing."""
     outputs = {}
     for game in (CenterTicTacToe(), MarksTicTacToe()):
-        run = jax.jit(
-            functools.partial(
-                selfplay.run,
-                game,
-                lowest_legal_search,
-                num_steps=9,
-                temperature_moves=0,
-                win_adjudication=margin,
-            )
+        buffer, output = play_calls(
+            game, lowest_legal_search, batch_size=2, num_steps=9, win_adjudication=margin
         )
-        stored = game.encode_observation(game.observe(game.init(jax.random.PRNGKey(0))))
-        buffer = replay.init(2 * 18, stored.shape, game.num_actions, stored.dtype)
-        state = selfplay.init(game, jax.random.PRNGKey(0), batch_size=2)
-        _, buffer, output = run(None, state, buffer, jax.random.PRNGKey(1))
         outputs[type(game).__name__] = output, np.asarray(buffer.value)[:12]
     center, labels = outputs["CenterTicTacToe"]
     marks, marks_labels = outputs["MarksTicTacToe"]
@@ -285,20 +283,9 @@ def test_random_moves_replace_that_share_of_the_chosen_moves():
     them random, and about 30% off cell 0 at 0.3; the stored policy stays the search's."""
     first_moves, policies = {}, {}
     for fraction in (0.0, 0.3, 1.0):
-        run = jax.jit(
-            functools.partial(
-                selfplay.run,
-                TTT,
-                lowest_legal_search,
-                num_steps=2,
-                temperature_moves=0,
-                random_move_fraction=fraction,
-            )
+        buffer, _ = play_calls(
+            TTT, lowest_legal_search, batch_size=512, num_steps=2, random_move_fraction=fraction
         )
-        stored = TTT.encode_observation(TTT.observe(TTT.init(jax.random.PRNGKey(0))))
-        buffer = replay.init(512 * 18, stored.shape, TTT.num_actions, stored.dtype)
-        state = selfplay.init(TTT, jax.random.PRNGKey(0), batch_size=512)
-        _, buffer, _ = run(None, state, buffer, jax.random.PRNGKey(1))
         second = np.asarray(buffer.obs[512:1024]).reshape(512, 9, -1)  # O to move
         first_moves[fraction] = np.argmax(second[:, :, 1], axis=1)  # X's stones, O's view
         policies[fraction] = np.asarray(buffer.policy[:512], np.float32)
