@@ -537,9 +537,10 @@ def test_ablation_variants_for_go_and_others(tmp_path):
     assert VARIANTS["ownership"]["learner.ownership_weight"] == "1.5"
     assert VARIANTS["global_pooling"]["network.global_pooling"] == "true"
     go = load_config("go_9x9:cpu")
-    for name in ("baseline", "ownership", "global_pooling"):
+    assert go.learner.ownership_weight == 1.5  # the experiment's own, since the ablation
+    for name, weight in (("baseline", 0.0), ("ownership", 1.5), ("global_pooling", 1.5)):
         built = apply_overrides(copy.deepcopy(go), VARIANTS[name])
-        assert built.learner.ownership_weight == (1.5 if name == "ownership" else 0.0)
+        assert built.learner.ownership_weight == weight, name
     assert {"ownership", "global_pooling"} <= set(ablation.applicable(go))
     others = ablation.applicable(load_config("tic_tac_toe"))
     assert "ownership" not in others and "global_pooling" in others and "baseline" in others
