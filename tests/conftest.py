@@ -48,6 +48,21 @@ def tiny_config(game: str = "tic_tac_toe"):
     return config
 
 
+def uniform_search(params, states, key):
+    """A stand-in search (any game): a uniformly random legal move, the legal moves as
+    its policy, value 0."""
+    import jax  # noqa: PLC0415
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    from azjax.types import SearchOutput  # noqa: PLC0415
+
+    del params
+    logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)
+    action = jax.random.categorical(key, logits).astype(jnp.int32)
+    weights = states.legal_action_mask / states.legal_action_mask.sum(-1, keepdims=True)
+    return SearchOutput(action=action, action_weights=weights, value=jnp.zeros(action.shape))
+
+
 def small_network_search(game, **search):
     """A jitted search guided by a small untrained network of `game` (8 channels, 1 block),
     and the network's variables; `search` goes to `make_search`."""

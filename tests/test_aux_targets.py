@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import ml_collections
 import numpy as np
 import pytest
-from conftest import tiny_config
+from conftest import tiny_config, uniform_search
 
 from azjax import ablation, build, compiled, games, learner, replay, selfplay, steps, train
 from azjax import agent as agent_lib
@@ -36,7 +36,7 @@ from azjax.config import (
     validate,
 )
 from azjax.networks import global_pooling_blocks, make_network
-from azjax.types import Batch, SearchOutput, UserError
+from azjax.types import Batch, UserError
 
 GO = games.make("go_9x9")
 SMALL = games.make("go_9x9", komi=5.0)
@@ -241,15 +241,6 @@ def test_replay_without_the_targets_keeps_its_layout():
     batch = replay.sample(buffer, jax.random.PRNGKey(0), 4)
     assert batch.ownership is None and batch.score is None
     assert jax.tree.structure(batch) == jax.tree.structure(Batch(obs=0, policy=0, value=0))
-
-
-def uniform_search(params, states, key):
-    """A stand-in search: a uniformly random legal move, the legal moves as policy."""
-    del params
-    logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)
-    action = jax.random.categorical(key, logits).astype(jnp.int32)
-    weights = states.legal_action_mask / states.legal_action_mask.sum(-1, keepdims=True)
-    return SearchOutput(action=action, action_weights=weights, value=jnp.zeros(action.shape))
 
 
 def test_selfplay_labels_each_game_with_its_final_ownership_and_score():

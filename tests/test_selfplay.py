@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import tiny_config
+from conftest import tiny_config, uniform_search
 
 from azjax import build, games, replay, selfplay
 from azjax.types import SearchOutput, UserError
@@ -49,14 +49,6 @@ def lowest_legal_search(params, states, key):
     del params, key
     action = jnp.argmax(states.legal_action_mask, axis=-1).astype(jnp.int32)
     weights = jax.nn.one_hot(action, TTT.num_actions)
-    return SearchOutput(action=action, action_weights=weights, value=jnp.zeros(action.shape))
-
-
-def random_search(params, states, key):
-    del params
-    logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)
-    action = jax.random.categorical(key, logits).astype(jnp.int32)
-    weights = states.legal_action_mask / states.legal_action_mask.sum(-1, keepdims=True)
     return SearchOutput(action=action, action_weights=weights, value=jnp.zeros(action.shape))
 
 
@@ -101,7 +93,7 @@ def play_log(batch_size, num_steps, calls, capacity, seed=0):
     state and the outputs of the calls."""
     selfplay = make_selfplay(
         TTT,
-        random_search,
+        uniform_search,
         batch_size=batch_size,
         num_steps=num_steps,
         temperature_moves=9,
@@ -221,7 +213,7 @@ def test_draw_adjudication_labels_drawn_games_and_keeps_their_results():
     for weight in (0.0, 0.8):
         buffer, output = play_calls(
             game,
-            random_search,
+            uniform_search,
             batch_size=64,
             num_steps=9,
             calls=2,
