@@ -265,6 +265,7 @@ class Pipeline:
     draw_adjudication: float = 0.0  # drawn games labelled by game.adjudicate times this
     win_adjudication: float = 0.0  # a game.adjudicate lead that ends a game as a win (0: off)
     random_move_fraction: float = 0.0  # share of self-play moves played uniformly at random
+    handicap_starts: float = 0.0  # share of self-play games started from game.handicap_init
     kl_target: float = 0.0  # KL-adaptive learning rate's target (0: off)
     # KataGo's auxiliary targets: the loss weights of the ownership and score heads (0: off,
     # no head, no buffer field).
@@ -304,12 +305,17 @@ def check_game_options(config: ml_collections.ConfigDict, game: Game) -> None:
     """Refuses the options that need what `game` lacks.
 
     Raises:
-      UserError: adjudication without `Game.adjudicate`, ownership targets without
-        `Game.ownership`, score targets without `Game.final_score`.
+      UserError: adjudication without `Game.adjudicate`, handicap starts without
+        `Game.handicap_init`, ownership targets without `Game.ownership`, score targets
+        without `Game.final_score`.
     """
     for key in ("draw_adjudication", "win_adjudication"):
         if config.selfplay[key] > 0 and not game.adjudicates:
             raise UserError(f"selfplay.{key}: {game.name} has no adjudication (Game.adjudicate)")
+    if config.selfplay.handicap_starts > 0 and not game.has_handicap_starts:
+        raise UserError(
+            f"selfplay.handicap_starts: {game.name} has no handicap starts (Game.handicap_init)"
+        )
     if config.learner.ownership_weight > 0 and not game.has_ownership:
         raise UserError(f"learner.ownership_weight: {game.name} has no ownership (Game.ownership)")
     if config.learner.score_weight > 0 and not game.has_score:
@@ -321,7 +327,7 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
 
     Raises:
       UserError: the replay buffer cannot hold the running games' positions, or an option
-        needs what the game lacks (adjudication, ownership, a final score).
+        needs what the game lacks (adjudication, handicap starts, ownership, a final score).
     """
     game = make_game(config)
     check_game_options(config, game)
@@ -358,6 +364,7 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
         draw_adjudication=float(selfplay.draw_adjudication),
         win_adjudication=float(selfplay.win_adjudication),
         random_move_fraction=float(selfplay.random_move_fraction),
+        handicap_starts=float(selfplay.handicap_starts),
         kl_target=float(config.learner.kl_target),
         ownership_weight=float(config.learner.ownership_weight),
         score_weight=float(config.learner.score_weight),

@@ -60,6 +60,7 @@ ADDED_KEYS = (
     "selfplay.draw_adjudication",
     "selfplay.win_adjudication",
     "selfplay.random_move_fraction",
+    "selfplay.handicap_starts",
     "network.global_pooling",
     "learner.ownership_weight",
     "learner.score_weight",

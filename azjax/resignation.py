@@ -13,6 +13,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from azjax.games import State
+from azjax.selfplay_rules import where_rows
 from azjax.types import Array, PRNGKey, SearchOutput
 
 # The thresholds whose false-positive rates resignation measures (v_resign moves among them).
@@ -70,12 +71,6 @@ def restart(resignation: Resignation, restarted: Array, rule: ResignRule, key: P
     )
 
 
-def _where_rows(condition: Array, new, old):
-    return jax.tree.map(
-        lambda a, b: jnp.where(condition.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, old
-    )
-
-
 def resign(
     resignation: Resignation,
     states: State,
@@ -107,7 +102,7 @@ def resign(
         legal_action_mask=jnp.zeros_like(next_games.legal_action_mask),
         step_count=states.step_count + 1,
     )
-    next_games = _where_rows(resigned, resigned_games, next_games)
+    next_games = where_rows(resigned, resigned_games, next_games)
 
     thresholds = jnp.asarray(RESIGN_THRESHOLDS, jnp.float32)
     below = live[:, None] & ~resignation.allowed[:, None] & (value[:, None] < thresholds)

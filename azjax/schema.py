@@ -83,6 +83,7 @@ _NUMBERS = {
     "selfplay.draw_adjudication": (float, 0.0, 1.0, False),
     "selfplay.win_adjudication": (float, 0.0, 1.0, False),
     "selfplay.random_move_fraction": (float, 0.0, 1.0, False),
+    "selfplay.handicap_starts": (float, 0.0, 1.0, False),
     "learner.kl_target": (float, 0.0, None, False),
     "learner.ownership_weight": (float, 0.0, None, False),
     "learner.score_weight": (float, 0.0, None, False),

@@ -31,6 +31,7 @@ from azjax.resignation import (  # noqa: F401
     false_positive_rates,
 )
 from azjax.search import Search
+from azjax.selfplay_rules import adjudicate_wins, random_moves, start_games, where_rows
 from azjax.types import Array, PRNGKey, SearchOutput
 
 
@@ -107,16 +108,6 @@ def choose_action(
     return action.astype(jnp.int32)
 
 
-def random_moves(action: Array, states: State, key: PRNGKey, fraction: float) -> Array:
-    """`action` [B] with each move replaced, with probability `fraction`, by a legal move
-    drawn uniformly (epsilon-greedy exploration)."""
-    take_key, move_key = jax.random.split(key)
-    take = jax.random.uniform(take_key, action.shape) < fraction
-    logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)
-    uniform = jax.random.categorical(move_key, logits, axis=-1).astype(jnp.int32)
-    return jnp.where(take, uniform, action)
-
-
 def init(
     game: Game,
     key: PRNGKey,
@@ -124,19 +115,14 @@ def init(
     batch_size: int,
     playout_cap: bool = False,
     resign: ResignRule | None = None,
+    handicap_starts: float = 0.0,
 ) -> SelfPlayState:
-    """Starts `batch_size` games (B)."""
+    """Starts `batch_size` games (B), `handicap_starts` of them from handicap starts."""
     game_key, resign_key = jax.random.split(key)
-    games = jax.vmap(game.init)(jax.random.split(game_key, batch_size))
+    games = start_games(game, game_key, batch_size, handicap_starts)
     resignation = None if resign is None else resignation_lib.init(resign, resign_key, batch_size)
     stored = jnp.zeros(batch_size, jnp.int32) if playout_cap else None
     return SelfPlayState(games, stored, resignation)
-
-
-def _where_rows(condition: Array, new, old):
-    return jax.tree.map(
-        lambda a, b: jnp.where(condition.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, old
-    )
 
 
 class Ply(NamedTuple):
@@ -172,6 +158,7 @@ def play_ply(
     draw_adjudication: float = 0.0,
     win_adjudication: float = 0.0,
     random_move_fraction: float = 0.0,
+    handicap_starts: float = 0.0,
     label_ownership: bool = False,
     label_score: bool = False,
 ) -> tuple[SelfPlayState, Any, Ply]:
@@ -187,6 +174,8 @@ def play_ply(
         A self-play rule only: evaluations play by the game's rules.
       random_move_fraction: the share of moves played uniformly at random instead of the
         chosen one (static); the positions keep the search's policy as their target.
+      handicap_starts: the share of games that restart from a handicap start
+        (`game.handicap_init`; static). A self-play rule only, as `win_adjudication`.
       label_ownership, label_score: compute the auxiliary targets of the games that end
         (`Ply.final`: `game.ownership` and `game.final_score` of the position each game
         ended in, by the rules, resignation or adjudication alike; static).
@@ -197,8 +186,8 @@ def play_ply(
     batch_size = state.games.terminated.shape[0]
     reset_key, search_key, sample_key, cap_key, resign_key = jax.random.split(key, 5)
     restart = state.games.terminated
-    fresh = jax.vmap(game.init)(jax.random.split(reset_key, batch_size))
-    states = _where_rows(restart, fresh, state.games)
+    fresh = start_games(game, reset_key, batch_size, handicap_starts)
+    states = where_rows(restart, fresh, state.games)
     carried = jnp.zeros(batch_size, jnp.int32)
     if tree is not None:
         tree = tree.replace(node_visits=jnp.where(restart[:, None], 0, tree.node_visits))
@@ -241,7 +230,7 @@ def play_ply(
         )
     adjudicated = jnp.zeros(batch_size, bool)
     if win_adjudication > 0:
-        next_games, adjudicated = _adjudicate_wins(game, states, next_games, win_adjudication)
+        next_games, adjudicated = adjudicate_wins(game, states, next_games, win_adjudication)
 
     ended = next_games.terminated
     if state.stored is None:
@@ -279,22 +268,6 @@ def play_ply(
     return next_state, tree, ply
 
 
-def _adjudicate_wins(game: Game, states: State, next_games: State, margin: float):
-    """Ends as a win for the leader the live games whose `adjudicate` score one side led by
-    `margin` both before and after this ply."""
-    before = jax.vmap(game.adjudicate)(states)[:, 0]
-    after = jax.vmap(game.adjudicate)(next_games)[:, 0]
-    lead = jnp.where((before >= margin) & (after >= margin), 1.0, 0.0)
-    lead = jnp.where((before <= -margin) & (after <= -margin), -1.0, lead)
-    adjudicated = ~states.terminated & ~next_games.terminated & (lead != 0)
-    won = next_games.replace(
-        terminated=jnp.ones_like(next_games.terminated),
-        rewards=jnp.stack([lead, -lead], axis=-1).astype(next_games.rewards.dtype),
-        legal_action_mask=jnp.zeros_like(next_games.legal_action_mask),
-    )
-    return _where_rows(adjudicated, won, next_games), adjudicated
-
-
 def run(
     game: Game,
     search: Search,
@@ -312,6 +285,7 @@ def run(
     draw_adjudication: float = 0.0,
     win_adjudication: float = 0.0,
     random_move_fraction: float = 0.0,
+    handicap_starts: float = 0.0,
     label_ownership: bool = False,
     label_score: bool = False,
 ) -> tuple[SelfPlayState, ReplayBuffer, SelfPlayOutput]:
@@ -338,6 +312,7 @@ def run(
       draw_adjudication: labels drawn games by `game.adjudicate` (see `play_ply`).
       win_adjudication: ends games one side leads by `game.adjudicate` (see `play_ply`).
       random_move_fraction: the share of moves played at random (see `play_ply`).
+      handicap_starts: the share of games restarted from handicap starts (see `play_ply`).
       label_ownership, label_score: label the positions of the games that end with their
         final ownership and score too (see `play_ply`; the buffer has those fields).
     """
@@ -362,6 +337,7 @@ def run(
             draw_adjudication=draw_adjudication,
             win_adjudication=win_adjudication,
             random_move_fraction=random_move_fraction,
+            handicap_starts=handicap_starts,
             label_ownership=label_ownership,
             label_score=label_score,
         )

@@ -85,6 +85,7 @@ def init_state(pipeline: Pipeline, key: PRNGKey) -> TrainerState:
             batch_size=pipeline.selfplay_batch_size,
             playout_cap=pipeline.playout_cap is not None,
             resign=pipeline.resign,
+            handicap_starts=pipeline.handicap_starts,
         ),
         key=key,
         iteration=jnp.zeros((), jnp.int32),
@@ -120,6 +121,7 @@ def play_step(
         draw_adjudication=pipeline.draw_adjudication,
         win_adjudication=pipeline.win_adjudication,
         random_move_fraction=pipeline.random_move_fraction,
+        handicap_starts=pipeline.handicap_starts,
         label_ownership=pipeline.ownership_weight > 0,
         label_score=pipeline.score_weight > 0,
     )

@@ -377,15 +377,16 @@ def test_learner_loss_adds_the_weighted_auxiliary_terms_and_trains_the_heads():
     np.testing.assert_allclose(own, float(expected), rtol=1e-4)
     expected_score = jnp.mean(jnp.square((batch.score - heads["score"]) / 81))
     np.testing.assert_allclose(score, float(expected_score), rtol=1e-5)
-    grads = jax.grad(lambda p: loss(p, 1.5, 0.5)[0])(variables.params)
+    grad = jax.jit(jax.grad(lambda p, o, s: loss(p, o, s)[0]), static_argnums=(1, 2))
+    grads = grad(variables.params, 1.5, 0.5)
     for head in ("ownership_out", "score_out"):
         assert any(np.abs(np.asarray(g)).sum() > 0 for g in jax.tree.leaves(grads[head]))
-    idle = jax.grad(lambda p: loss(p, 0.0, 0.0)[0])(variables.params)  # weight 0: untouched
+    idle = grad(variables.params, 0.0, 0.0)  # weight 0: untouched
     for head in ("ownership_out", "score_out"):
         assert all(not np.asarray(g).any() for g in jax.tree.leaves(idle[head]))
     # Without the targets the loss is the AlphaZero loss of the same network and batch.
-    plain, _ = learner.loss_terms(
-        network, variables, batch.replace(ownership=None, score=None), 0.0, 1.0
+    plain, _ = jax.jit(lambda v, b: learner.loss_terms(network, v, b, 0.0, 1.0))(
+        variables, batch.replace(ownership=None, score=None)
     )
     np.testing.assert_allclose(float(plain), float(base), rtol=1e-6)
 

@@ -288,6 +288,48 @@ def test_random_moves_replace_that_share_of_the_chosen_moves():
         np.testing.assert_array_equal(policy[:, 0], 1.0)
 
 
+class HandicapTicTacToe(type(TTT)):
+    """Tic-tac-toe whose handicap start gives X the centre (O to move)."""
+
+    def handicap_init(self, key):
+        return self.step(self.init(key), 4)
+
+
+def test_handicap_starts_start_that_share_of_the_games_and_restarts():
+    game, key = HandicapTicTacToe(), jax.random.PRNGKey(3)
+    assert game.has_handicap_starts and not TTT.has_handicap_starts
+    shares = {}
+    for share in (0.0, 0.3, 1.0):
+        state = selfplay.init(game, key, batch_size=1000, handicap_starts=share)
+        shares[share] = float(np.mean(np.asarray(state.games.board)[:, 4] == 1))
+    assert shares[0.0] == 0.0 and shares[1.0] == 1.0 and 0.25 < shares[0.3] < 0.35
+    # Without the option the games are those selfplay.init always started.
+    plain = selfplay.init(TTT, key, batch_size=1000)
+    same = selfplay.init(game, key, batch_size=1000)
+    for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(same), strict=True):
+        np.testing.assert_array_equal(a, b)
+    # Finished games restart from a handicap start in that share too; running ones go on.
+    state = selfplay.init(game, key, batch_size=1000)
+    ended = state.games.replace(terminated=jnp.arange(1000) % 2 == 0)
+    state = state.replace(games=ended)
+    play = jax.jit(
+        functools.partial(selfplay.play_ply, game, uniform_search, temperature_moves=0),
+        static_argnames="handicap_starts",
+    )
+    for share in (0.0, 1.0):
+        _, _, ply = play(None, state, None, jax.random.PRNGKey(1), handicap_starts=share)
+        board = np.asarray(ply.searched.board)
+        assert (board[1::2] == 0).all()  # running games, untouched
+        assert (board[0::2, 4] == share).all() and (np.abs(board[0::2]).sum(1) == share).all()
+
+
+def test_handicap_starts_need_a_game_that_has_them():
+    config = tiny_config()
+    config.selfplay.handicap_starts = 0.5
+    with pytest.raises(UserError, match="selfplay.handicap_starts: tic_tac_toe has no handicap"):
+        build.make_pipeline(config)
+
+
 @pytest.mark.parametrize("key", ["draw_adjudication", "win_adjudication"])
 def test_adjudication_needs_a_game_that_adjudicates(key):
     config = tiny_config()

@@ -126,6 +126,18 @@ class Game(abc.ABC):
         """Whether this game overrides `adjudicate` (the adjudication options need it)."""
         return type(self).adjudicate is not Game.adjudicate
 
+    def handicap_init(self, key: PRNGKey) -> State:
+        """A start position with pieces taken off one or both sides at random, which
+        `selfplay.handicap_starts` starts that share of self-play games from, so that won
+        positions get played out to the end. Not a rule: evaluations start from `init`. None
+        here: a game that has one overrides this (`has_handicap_starts`)."""
+        return self.init(key)
+
+    @property
+    def has_handicap_starts(self) -> bool:
+        """Whether this game overrides `handicap_init` (`selfplay.handicap_starts` needs it)."""
+        return type(self).handicap_init is not Game.handicap_init
+
     def ownership(self, state: State) -> Array:
         """[H*W] float32 in {-1, 0, 1}: who owns each board point (the observation's points,
         row-major) from player 0's view at `state`: +1 player 0, -1 player 1, 0 neither (Go:

@@ -39,6 +39,7 @@ from azjax.games.xiangqi_tables import (
     _ZOBRIST,
     _ZOBRIST_SIDE,
     FILES,
+    HANDICAP_REMOVABLE,
     NUM_ACTIONS,
     OFF,
     POINTS,
@@ -211,6 +212,19 @@ class Xiangqi(base.Game):
         del key  # The start position is fixed.
         with jax.ensure_compile_time_eval():  # constants, also when `init` is traced
             return self.setup(START_BOARD)
+
+    def handicap_init(self, key: PRNGKey) -> XiangqiState:
+        """The start position with pieces taken off at random (`selfplay.handicap_starts`):
+        each side loses each of its pieces but the general and the centre soldier with a
+        probability drawn for that side from U(0, 1), so most starts have unequal material.
+        Red moves first; the centre soldiers keep the generals apart, so no one is in check
+        and Red always has a move."""
+        rate_key, piece_key = jax.random.split(key)
+        rates = jax.random.uniform(rate_key, (2,))
+        board = jnp.asarray(START_BOARD)
+        rate = jnp.where(board > 0, rates[0], rates[1])
+        taken = jax.random.uniform(piece_key, (POINTS,)) < rate
+        return self.setup(jnp.where(taken & jnp.asarray(HANDICAP_REMOVABLE), 0, board))
 
     def setup(
         self, board: Array, current_player: Array = 0, no_capture_plies: Array = 0

@@ -46,6 +46,10 @@ def _start_board() -> np.ndarray:
 
 
 START_BOARD = _start_board()
+# The pieces a handicap start may take off (`Xiangqi.handicap_init`): all but the generals and
+# the two centre soldiers, which keep the generals from facing each other.
+HANDICAP_REMOVABLE = (START_BOARD != 0) & (np.abs(START_BOARD) != GENERAL)
+HANDICAP_REMOVABLE[[3 * FILES + 4, 6 * FILES + 4]] = False
 
 
 def _point(row: int, col: int) -> int:

@@ -20,7 +20,7 @@ NUM_GAMES = 256
 OBSERVATION_BUDGET = 256 * 2**20  # bytes of recorded observations; fewer games for big ones
 MIN_GAMES = 16
 NUM_EAGER_GAMES = 2
-EAGER_PLIES = 600  # eager steps are slow (ms each): at most this many over the eager games
+EAGER_PLIES = 300  # eager steps are slow (ms each): at most this many over the eager games
 NUM_SYMMETRY_GAMES = 16
 SYMMETRY_PLIES = 16 * 400  # replayed plies per symmetry: fewer games for the longest ones
 

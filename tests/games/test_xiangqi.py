@@ -656,3 +656,31 @@ def test_adjudicate_scores_material_for_each_side():
     np.testing.assert_allclose(game.adjudicate(game.setup(board)), [score, -score], rtol=1e-6)
     board[81] = 0  # and Red's chariot on the first rank gone too: level again
     np.testing.assert_allclose(game.adjudicate(game.setup(board)), [0.0, 0.0], atol=1e-7)
+
+
+def test_handicap_starts_take_pieces_off_the_start_position(game):
+    """`handicap_init` (`selfplay.handicap_starts`): pieces of the start position taken off,
+    the generals and centre soldiers never; each start a legal position (its FEN passes
+    `from_fen`'s checks and reads back the same), Red to move, not over; each side's share
+    taken off spread from none to nearly all, independently, so material is mostly unequal."""
+    starts = jax.jit(jax.vmap(game.handicap_init))(jax.random.split(jax.random.key(0), 400))
+    boards = np.asarray(starts.board)
+    start = np.asarray(game.init(None).board)
+    assert ((boards == start) | (boards == 0)).all()  # nothing moved or added
+    kept = [0 * 9 + 4, 9 * 9 + 4, 3 * 9 + 4, 6 * 9 + 4]  # generals, centre soldiers
+    assert (boards[:, kept] == start[kept]).all()
+    assert (np.asarray(starts.current_player) == 0).all()
+    assert (
+        not np.asarray(starts.terminated).any()
+        and np.asarray(starts.legal_action_mask).any(1).all()
+    )
+    taken = [((boards == 0) & (start > 0)).sum(1), ((boards == 0) & (start < 0)).sum(1)]
+    for side in taken:  # 14 removable pieces a side
+        assert side.min() == 0 and side.max() >= 13 and 4 < side.mean() < 10
+    assert abs(np.corrcoef(taken[0], taken[1])[0, 1]) < 0.2
+    assert np.mean(taken[0] != taken[1]) > 0.8
+    for i in range(0, 400, 40):
+        position = jax.tree.map(lambda x, i=i: x[i], starts)
+        again = notation.xiangqi.from_fen(game, notation.xiangqi.to_fen(game, position))
+        np.testing.assert_array_equal(again.board, position.board)
+        np.testing.assert_array_equal(again.legal_action_mask, position.legal_action_mask)
