@@ -22,7 +22,7 @@ import numpy as np
 from flax import struct
 
 from azjax.games import base
-from azjax.games.xiangqi_check import attacked_after, in_check, watch
+from azjax.games.xiangqi_check import attacked_after, cycle_checks, in_check, watch
 from azjax.games.xiangqi_tables import (
     _CANNON_SLOTS,
     _FILE_FLIP,
@@ -289,7 +289,7 @@ class Xiangqi(base.Game):
             ended |= repeated
             if self._perpetual_rule:
                 checks = checks.at[ply % self._checks_length].set(gave_check)
-                mover_checked, opponent_checked = _cycle_checks(history, checks, ply)
+                mover_checked, opponent_checked = cycle_checks(history, checks, ply)
                 perpetual = opponent_checked.astype(jnp.int32) - mover_checked.astype(jnp.int32)
                 outcome = jnp.where(won | ~repeated, outcome, perpetual)
         red_reward = outcome * (1 - 2 * player)  # in integers: a draw is +0.0 for both
@@ -383,7 +383,7 @@ class Xiangqi(base.Game):
         if not (self._perpetual_rule and int(state.repetitions) >= self.repetition_limit):
             return None
         mover_checked, opponent_checked = map(
-            bool, _cycle_checks(state.history, state.checks, state.step_count)
+            bool, cycle_checks(state.history, state.checks, state.step_count)
         )
         if mover_checked == opponent_checked:
             return None
@@ -396,32 +396,6 @@ class Xiangqi(base.Game):
             f"no_capture_limit={self.no_capture_limit}, repetition_limit={self.repetition_limit}, "
             f"perpetual_check_loses={self.perpetual_check_loses})"
         )
-
-
-def _cycle_checks(history: Array, checks: Array, ply: Array) -> tuple[Array, Array]:
-    """Whether each side gave check with every one of its moves since the first stored
-    occurrence of the position at `ply`.
-
-    Args:
-      history: [R, 2] uint32, `XiangqiState.history` holding position `ply` at `ply % R`.
-      checks: [R] bool, `XiangqiState.checks`, the same ring.
-      ply: [] int32, the ply of the current position.
-
-    Returns:
-      ([] bool, [] bool): the side that made the last move checked with each of its moves
-      in the cycle, the other side did. Both are True when the position has no earlier
-      occurrence (an empty cycle).
-    """
-    length = history.shape[0]
-    age = (ply - jnp.arange(length)) % length  # [R] plies since each stored position
-    occurrences = jnp.all(history == history[ply % length], axis=-1)
-    cycle = jnp.max(jnp.where(occurrences, age, 0))  # plies since the first occurrence
-    # Positions 0, 2, ... plies back were reached by the last mover's moves; the first
-    # occurrence itself (age `cycle`) is the current position again and is left out.
-    unchecked = ~checks & (age < cycle)
-    mover_checked = ~jnp.any(unchecked & (age % 2 == 0))
-    opponent_checked = ~jnp.any(unchecked & (age % 2 == 1))
-    return mover_checked, opponent_checked
 
 
 def _piece_points(board: Array) -> Array:

@@ -9,7 +9,8 @@ the bits of its origin and destination, read from a [91 * 91, 7] table, and the 
 second piece along a ray are the lowest set bits of the ray's occupancy word. A move of the
 general itself recomputes the words at its destination (at most 4 such moves). The same
 words at the general's own point tell whether the mover is in check, which the repetition
-rule records for each position (perpetual check, see `Xiangqi`).
+rule records for each position, and `cycle_checks` reads those records back over a
+repetition cycle (perpetual check, see `Xiangqi`).
 """
 
 import jax.numpy as jnp
@@ -84,3 +85,29 @@ def in_check(board: Array) -> Array:
     cells = jnp.append(board, jnp.int8(0))
     general = jnp.argmax(board == GENERAL).astype(jnp.int32)
     return attacked_after(watch(cells, general), general, jnp.int32(OFF), jnp.int32(OFF))
+
+
+def cycle_checks(history: Array, checks: Array, ply: Array) -> tuple[Array, Array]:
+    """Whether each side gave check with every one of its moves since the first stored
+    occurrence of the position at `ply`.
+
+    Args:
+      history: [R, 2] uint32, `XiangqiState.history` holding position `ply` at `ply % R`.
+      checks: [R] bool, `XiangqiState.checks`, the same ring.
+      ply: [] int32, the ply of the current position.
+
+    Returns:
+      ([] bool, [] bool): the side that made the last move checked with each of its moves
+      in the cycle, the other side did. Both are True when the position has no earlier
+      occurrence (an empty cycle).
+    """
+    length = history.shape[0]
+    age = (ply - jnp.arange(length)) % length  # [R] plies since each stored position
+    occurrences = jnp.all(history == history[ply % length], axis=-1)
+    cycle = jnp.max(jnp.where(occurrences, age, 0))  # plies since the first occurrence
+    # Positions 0, 2, ... plies back were reached by the last mover's moves; the first
+    # occurrence itself (age `cycle`) is the current position again and is left out.
+    unchecked = ~checks & (age < cycle)
+    mover_checked = ~jnp.any(unchecked & (age % 2 == 0))
+    opponent_checked = ~jnp.any(unchecked & (age % 2 == 1))
+    return mover_checked, opponent_checked

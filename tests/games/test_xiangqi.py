@@ -648,14 +648,15 @@ def test_left_right_mirror(game):
 
 def test_adjudicate_scores_material_for_each_side():
     game = Xiangqi()
+    adjudicate = jax.jit(lambda board: game.adjudicate(game.setup(board)))  # eager: seconds
     start = game.init(jax.random.key(0))
     np.testing.assert_array_equal(game.adjudicate(start), [0.0, 0.0])
     board = np.asarray(start.board).copy()
     board[0] = 0  # Black's chariot on a1 (rank 9) gone: Red is a chariot up
     score = np.tanh(9.0 / 10.0)
-    np.testing.assert_allclose(game.adjudicate(game.setup(board)), [score, -score], rtol=1e-6)
+    np.testing.assert_allclose(adjudicate(board), [score, -score], rtol=1e-6)
     board[81] = 0  # and Red's chariot on the first rank gone too: level again
-    np.testing.assert_allclose(game.adjudicate(game.setup(board)), [0.0, 0.0], atol=1e-7)
+    np.testing.assert_allclose(adjudicate(board), [0.0, 0.0], atol=1e-7)
 
 
 def test_handicap_starts_take_pieces_off_the_start_position(game):
