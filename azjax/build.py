@@ -310,7 +310,7 @@ def check_game_options(config: ml_collections.ConfigDict, game: Game) -> None:
         without `Game.final_score`.
     """
     for key in ("draw_adjudication", "win_adjudication"):
-        if config.selfplay[key] > 0 and not game.adjudicates:
+        if config.selfplay[key] != 0 and not game.adjudicates:
             raise UserError(f"selfplay.{key}: {game.name} has no adjudication (Game.adjudicate)")
     if config.selfplay.handicap_starts > 0 and not game.has_handicap_starts:
         raise UserError(

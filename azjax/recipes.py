@@ -70,6 +70,7 @@ def base_config() -> ml_collections.ConfigDict:
     # Drawn games' positions labelled with this weight times the game's heuristic score of
     # the last position (`Game.adjudicate`: Xiangqi's material) instead of 0; 0: off. Not
     # AlphaZero: a prior for games whose self-play draws everything (docs/results.md, Xiangqi).
+    # Negative: a contempt for draws (the side ahead when a game is drawn is labelled as losing).
     config.selfplay.draw_adjudication = 0.0
     config.selfplay.win_adjudication = 0.0
     config.selfplay.random_move_fraction = 0.0

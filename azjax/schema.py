@@ -80,7 +80,7 @@ _NUMBERS = {
     "learner.value_loss_weight": (float, 0.0, None, False),
     "learner.max_grad_norm": (float, 0.0, None, False),
     "learner.value_target_mix": (float, 0.0, 1.0, False),
-    "selfplay.draw_adjudication": (float, 0.0, 1.0, False),
+    "selfplay.draw_adjudication": (float, -1.0, 1.0, False),
     "selfplay.win_adjudication": (float, 0.0, 1.0, False),
     "selfplay.random_move_fraction": (float, 0.0, 1.0, False),
     "selfplay.handicap_starts": (float, 0.0, 1.0, False),

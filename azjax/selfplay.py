@@ -167,8 +167,9 @@ def play_ply(
 
     Args:
       tree: with tree reuse, the trees [B] carried from the previous ply (else None).
-      draw_adjudication: w > 0 labels the positions of a drawn game with w times the
-        game's `adjudicate` score of its last position instead of 0 (static).
+      draw_adjudication: w != 0 labels the positions of a drawn game with w times the
+        game's `adjudicate` score of its last position instead of 0 (static; w < 0: a
+        contempt for draws, the side ahead labelled as losing).
       win_adjudication: m > 0 ends a game as a win for the side whose `adjudicate` score is
         at least m both before and after a ply (a lead the reply did not win back; static).
         A self-play rule only: evaluations play by the game's rules.
@@ -242,7 +243,7 @@ def play_ply(
         tree = search.advance(output.tree, action)
     next_state = SelfPlayState(next_games, stored, resignation)
     targets = next_games.rewards
-    if draw_adjudication > 0:
+    if draw_adjudication != 0:
         drawn = ended & jnp.all(next_games.rewards == 0, axis=-1)
         scores = draw_adjudication * jax.vmap(game.adjudicate)(next_games)
         targets = jnp.where(drawn[:, None], scores, targets)

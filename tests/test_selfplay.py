@@ -209,8 +209,8 @@ def play_calls(game, search, *, batch_size, num_steps, calls=1, **options):
 
 def test_draw_adjudication_labels_drawn_games_and_keeps_their_results():
     game = AdjudicatedTicTacToe()
-    labels, draws = {}, {}
-    for weight in (0.0, 0.8):
+    labels, draws, values = {}, {}, {}
+    for weight in (0.0, 0.8, -0.8):
         buffer, output = play_calls(
             game,
             uniform_search,
@@ -220,13 +220,17 @@ def test_draw_adjudication_labels_drawn_games_and_keeps_their_results():
             temperature_moves=9,
             draw_adjudication=weight,
         )
-        values = np.asarray(buffer.value)
-        labels[weight] = set(np.unique(values[~np.isnan(values)]).astype(float).round(6).tolist())
+        values[weight] = np.asarray(buffer.value)
+        labelled = values[weight][~np.isnan(values[weight])]
+        labels[weight] = set(np.unique(labelled).astype(float).round(6).tolist())
         draws[weight] = int(output.num_games - output.first_player_wins - output.second_player_wins)
     # The same games (same keys): draws stay draws in the results, only their labels change.
     assert draws[0.0] == draws[0.8] > 0
     assert labels[0.0] == {-1.0, 0.0, 1.0}
     assert labels[0.8] == {-1.0, -0.4, 0.4, 1.0}  # X to move: 0.8 * 0.5; O to move: -0.4
+    # A negative weight (contempt for draws) labels the same drawn positions negated.
+    drawn = np.isclose(np.abs(values[0.8]), 0.4)
+    np.testing.assert_array_equal(values[-0.8], np.where(drawn, -values[0.8], values[0.8]))
 
 
 class CenterTicTacToe(type(TTT)):
