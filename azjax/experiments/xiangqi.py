@@ -17,9 +17,9 @@ Variants (`--config xiangqi:VARIANT`):
        every game within 100 iterations, and neither sampling every move, PUCT, draws
        labelled by material (`selfplay.draw_adjudication`) nor games ended by a material
        lead (`selfplay.win_adjudication`) with random moves (`selfplay.random_move_fraction`),
-       nor half the games from handicap starts (`selfplay.handicap_starts`) made an agent
-       that beats random (docs/results.md, "Xiangqi"). An evaluation of 16
-       games against MCTS-100 takes over 20 minutes.
+       nor half the games from handicap starts (`selfplay.handicap_starts`), with or without a
+       contempt for draws, made an agent that beats random (docs/results.md, "Xiangqi"). An
+       evaluation of 16 games against MCTS-100 takes over 20 minutes.
 """
 
 from azjax.config import accelerator_config, cpu_config
