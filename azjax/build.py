@@ -23,6 +23,7 @@ from azjax import games
 from azjax.games import Game
 from azjax.learner import Optimizer, make_schedule
 from azjax.networks import Network, make_network
+from azjax.schema import selfplay_game_kwargs
 from azjax.search import SearchParams, make_search, network_evaluator
 from azjax.selfplay import PlayoutCap, ResignRule
 from azjax.types import Array, Searcher, UserError
@@ -244,7 +245,8 @@ class Pipeline:
     compiled functions.
     """
 
-    game: Game
+    game: Game  # self-play's: the rules of `game_kwargs` with `selfplay.game_kwargs` over them
+    eval_game: Game  # the rules of `game_kwargs`: what evaluations and gating matches play
     network: Network
     # Self-play search (with exploration). Its built-in constants are those of the config
     # the pipeline was first built for: callers pass `params=` (`Hyperparams.search`).
@@ -329,7 +331,7 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
       UserError: the replay buffer cannot hold the running games' positions, or an option
         needs what the game lacks (adjudication, handicap starts, ownership, a final score).
     """
-    game = make_game(config)
+    game = games.make(config.game, **selfplay_game_kwargs(config))
     check_game_options(config, game)
     network = make_network_for(config, game)
     # Every position of a running game stays in the ring until its game ends (replay).
@@ -356,6 +358,7 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
         )
     return Pipeline(
         game=game,
+        eval_game=make_game(config) if config.selfplay.game_kwargs else game,
         network=network,
         search=search,
         playout_cap=playout_cap,

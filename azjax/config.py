@@ -135,37 +135,42 @@ def _literal(text: str):
         return text
 
 
-def _set_game_option(config: ml_collections.ConfigDict, key: str, name: str, text: str) -> None:
+def _set_game_option(config: ml_collections.ConfigDict, key: str, text: str) -> None:
+    """`game_kwargs.NAME=VALUE` or `selfplay.game_kwargs.NAME=VALUE`, checked against the
+    game constructor's signature."""
+    group, _, name = key.rpartition(".")
+    options = config.selfplay.game_kwargs if group == "selfplay.game_kwargs" else config.game_kwargs
     parameters = _game_parameters(config)
     if name not in parameters:
         close = difflib.get_close_matches(name, list(parameters), n=1)
-        hint = f"; did you mean 'game_kwargs.{close[0]}'?" if close else ""
+        hint = f"; did you mean '{group}.{close[0]}'?" if close else ""
         known = ", ".join(parameters) or "none"
         raise UserError(
             f"unknown config key {key!r}: game {config.game!r} takes the options {known}{hint}"
         )
-    current = config.game_kwargs.get(name, parameters[name].default)
-    if current is None or current is inspect.Parameter.empty:
-        value = _literal(text)  # no default to type it by: the game's constructor checks it
+    current = options.get(name, config.game_kwargs.get(name, parameters[name].default))
+    if current is None or current is inspect.Parameter.empty or text == "None":
+        # No default to type it by, or None (a rule turned off): the game's constructor checks it.
+        value = _literal(text)
     else:
         value = _parse_value(key, text, current)
-    with config.game_kwargs.unlocked():
-        config.game_kwargs[name] = value
+    with options.unlocked():
+        options[name] = value
 
 
 def apply_overrides(config: ml_collections.ConfigDict, overrides: dict[str, str]):
     """Sets `config.a.b = value` for each `a.b=value`, typed like the existing value.
 
-    Keys under `game_kwargs` are the game constructor's options (`komi`, `superko`, `k`...),
-    checked against its signature.
+    Keys under `game_kwargs` and `selfplay.game_kwargs` are the game constructor's options
+    (`komi`, `superko`, `k`...), checked against its signature.
 
     Raises:
       UserError: a key that does not exist (with a suggestion) or a bad value.
     """
     for key, text in overrides.items():
         parts = key.split(".")
-        if parts[0] == "game_kwargs" and len(parts) == 2:
-            _set_game_option(config, key, parts[1], text)
+        if parts[:-1] in (["game_kwargs"], ["selfplay", "game_kwargs"]):
+            _set_game_option(config, key, text)
             continue
         node = config
         for depth, part in enumerate(parts):
@@ -229,7 +234,7 @@ def from_dict(data, *, source: str) -> ml_collections.ConfigDict:
     for key in ADDED_KEYS:
         group, field = key.split(".")
         if isinstance(data.get(group), dict):
-            data[group].setdefault(field, OLD_VALUES.get(key, defaults[key]))
+            data[group].setdefault(field, OLD_VALUES[key] if key in OLD_VALUES else defaults[key])
     for key, value in flatten(data).items():
         if isinstance(defaults.get(key), tuple) and isinstance(value, list):
             group, _, field = key.rpartition(".")

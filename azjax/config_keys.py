@@ -64,6 +64,7 @@ ADDED_KEYS = (
     "network.global_pooling",
     "learner.ownership_weight",
     "learner.score_weight",
+    "selfplay.game_kwargs",
 )
 OLD_VALUES = {
     "search.tree_reuse": False,
@@ -71,6 +72,7 @@ OLD_VALUES = {
     "selfplay.resign": False,
     "learner.value_target_mix": 0.0,
     "learner.kl_target": 0.0,
+    "selfplay.game_kwargs": {},
 }
 # Keys whose values reach the step functions as arguments (`build.Hyperparams`), not as
 # compiled constants; with `name` and `seed` they do not change the compiled functions.

@@ -286,9 +286,9 @@ def evaluation_for(config: ml_collections.ConfigDict, pipeline: Pipeline) -> Eva
     if any(parse_opponent_spec(s)[0] == "workdir" for s in settings.opponents):
         _EVALUATIONS.pop(key, None)
     if key not in _EVALUATIONS:
-        searcher = build.make_agent_searcher(config, pipeline.game, pipeline.network)
+        searcher = build.make_agent_searcher(config, pipeline.eval_game, pipeline.network)
         _EVALUATIONS[key] = make_evaluation(
-            pipeline.game,
+            pipeline.eval_game,
             searcher,
             opponents=settings.opponents,
             num_games=settings.num_games,

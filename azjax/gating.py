@@ -49,10 +49,10 @@ def make_gate(
     settings.update({k: flat[k] for k in ("eval.num_simulations", "train.gating_games")})
     key = (config_lib.pipeline_key(config), json.dumps(settings, sort_keys=True))
     if key not in _MATCHES:
-        searcher = build.make_agent_searcher(config, pipeline.game, pipeline.network)
+        searcher = build.make_agent_searcher(config, pipeline.eval_game, pipeline.network)
         player = arena.search_player(searcher)
         match = arena.make_match(
-            pipeline.game,
+            pipeline.eval_game,
             player,
             player,
             num_games=config.train.gating_games,

@@ -77,6 +77,10 @@ def base_config() -> ml_collections.ConfigDict:
     # The share of self-play games started from a handicap start (`Game.handicap_init`:
     # Xiangqi takes pieces off at random), so that won positions are played out.
     config.selfplay.handicap_starts = 0.0
+    # Rule options of the self-play games only, over `game_kwargs` (evaluations, agents and
+    # checkpoints keep `game_kwargs`): e.g. Xiangqi self-play without its draw rules
+    # (`no_capture_limit=None`, `repetition_limit=None`), so that a lead must be converted.
+    config.selfplay.game_kwargs = ml_collections.ConfigDict()
 
     config.replay = ml_collections.ConfigDict()
     config.replay.capacity = 60_000

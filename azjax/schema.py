@@ -106,10 +106,13 @@ _CHOICES = {
 }
 # The trackers a run's records may go to besides metrics.jsonl (azjax/trackers.py).
 LOGGERS = ("tensorboard", "wandb", "mlflow")
+# Groups of game constructor options, their keys the game's.
+_GAME_OPTIONS = ("game_kwargs.", "selfplay.game_kwargs.")
 _OTHER = (
     "name",
     "game",
     "game_kwargs",
+    "selfplay.game_kwargs",
     "replay.augment",
     "search.tree_reuse",
     "search.symmetric_eval",
@@ -153,11 +156,11 @@ def validate(config: ml_collections.ConfigDict) -> None:
     known = set(_NUMBERS) | set(_CHOICES) | set(_OTHER)
     flat = flatten(config.to_dict())
     for key in sorted(flat):
-        if key not in known and not key.startswith("game_kwargs."):
+        if key not in known and not key.startswith(_GAME_OPTIONS):
             close = difflib.get_close_matches(key, sorted(known), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise UserError(f"unknown config key {key!r}{hint}")
-    missing = sorted(k for k in known if k not in flat and k != "game_kwargs")
+    missing = sorted(k for k in known if k not in flat and k + "." not in _GAME_OPTIONS)
     if missing:
         raise UserError(f"config misses the key {missing[0]!r}")
     for key, (kind, low, high, low_open) in _NUMBERS.items():
@@ -237,13 +240,29 @@ def validate(config: ml_collections.ConfigDict) -> None:
     if config.eval.elo_ratings and not workdir_path(config.eval.elo_ratings).is_file():
         raise UserError(f"config key 'eval.elo_ratings': no ratings file {config.eval.elo_ratings}")
     parameters = _game_parameters(config)
-    for name in config.game_kwargs:
-        if name not in parameters:
+    for group in ("game_kwargs", "selfplay.game_kwargs"):
+        options = config.game_kwargs if group == "game_kwargs" else config.selfplay.game_kwargs
+        if not isinstance(options, ml_collections.ConfigDict):
+            raise UserError(f"config key {group!r} must be a group of game options")
+        for name in options:
+            if name not in parameters:
+                raise UserError(
+                    f"unknown config key '{group}.{name}': game {config.game!r} takes "
+                    f"{', '.join(parameters) or 'no options'}"
+                )
+    game = games.make(config.game, **dict(config.game_kwargs))  # a bad rule option: UserError
+    if config.selfplay.game_kwargs:
+        selfplay_game = games.make(config.game, **selfplay_game_kwargs(config))
+        if selfplay_game.observation_shape != game.observation_shape:
             raise UserError(
-                f"unknown config key 'game_kwargs.{name}': game {config.game!r} takes "
-                f"{', '.join(parameters) or 'no options'}"
+                "config key 'selfplay.game_kwargs' changes the observation's shape: the "
+                "network must read self-play and evaluation positions alike"
             )
-    games.make(config.game, **dict(config.game_kwargs))  # a bad rule option: UserError
+
+
+def selfplay_game_kwargs(config: ml_collections.ConfigDict) -> dict:
+    """The self-play games' rule options: `game_kwargs` with `selfplay.game_kwargs` over them."""
+    return {**dict(config.game_kwargs), **dict(config.selfplay.game_kwargs)}
 
 
 def parse_opponent_spec(spec: str) -> tuple[str, object]:

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 from conftest import tiny_config
 
-from azjax import cli, schema
+from azjax import build, cli, evaluation, schema
 from azjax import config as config_lib
 from azjax import train as train_lib
 from azjax.types import UserError
@@ -63,13 +63,51 @@ def test_game_rule_options_from_the_command_line():
     config = config_lib.load_config("go_9x9")
     config_lib.apply_overrides(config, {"game_kwargs.komi": "6.5", "game_kwargs.superko": "0"})
     assert config.game_kwargs.komi == 6.5 and config.game_kwargs.superko is False
-    from azjax import build  # noqa: PLC0415
-
     game = build.make_game(config)
     assert game.komi == 6.5 and not game.superko
     config = config_lib.load_config("gomoku_6x6_k4")
     config_lib.apply_overrides(config, {"game_kwargs.rule": "standard"})
     assert build.make_game(config).rule == "standard"
+
+
+def test_selfplay_rule_options_change_selfplay_alone():
+    """`selfplay.game_kwargs`: self-play plays its own rules; evaluations play `game_kwargs`."""
+    config = config_lib.load_config("xiangqi:cpu")
+    overrides = {
+        "selfplay.game_kwargs.no_capture_limit": "None",
+        "selfplay.game_kwargs.repetition_limit": "None",
+    }
+    config_lib.apply_overrides(config, overrides)
+    assert dict(config.game_kwargs) == {}
+    pipeline = build.make_pipeline(config)
+    assert pipeline.game.no_capture_limit is None and pipeline.game.repetition_limit is None
+    assert pipeline.eval_game.no_capture_limit == 120 and pipeline.eval_game.repetition_limit == 3
+    assert evaluation.evaluation_for(config, pipeline).game is pipeline.eval_game
+    assert build.make_game(config).repetition_limit == 3  # agents and checkpoints: the rules
+    # Saved and read back, and a config saved before the key gets none.
+    data = json.loads(config_lib.to_json(config))
+    assert config_lib.from_dict(data, source="x").selfplay.game_kwargs.to_dict() == {
+        "no_capture_limit": None,
+        "repetition_limit": None,
+    }
+    del data["selfplay"]["game_kwargs"]
+    assert dict(config_lib.from_dict(data, source="x").selfplay.game_kwargs) == {}
+    # Without the key self-play and evaluations play one game object.
+    plain = build.make_pipeline(config_lib.load_config("xiangqi:cpu"))
+    assert plain.eval_game is plain.game and plain.game.repetition_limit == 3
+
+
+@pytest.mark.parametrize(
+    "override, fragment",
+    [
+        ("selfplay.game_kwargs.komy=6.5", "did you mean 'selfplay.game_kwargs.komi'?"),
+        ("selfplay.game_kwargs.size=7", "'selfplay.game_kwargs' changes the observation's shape"),
+        ("selfplay.game_kwargs.size=40", "bad options for game 'go_9x9'"),
+    ],
+)
+def test_bad_selfplay_rule_options(capsys, tmp_path, override, fragment):
+    argv = ["train", "--config", "go_9x9", "--workdir", tmp_path / "run", f"--config.{override}"]
+    assert_one_line_error(capsys, argv, fragment)
 
 
 @pytest.mark.parametrize(
