@@ -17,6 +17,7 @@ import ml_collections
 
 from azjax import build, checkpoint, zoo
 from azjax.arena import random_player, search_player
+from azjax.checkpoint_restore import DamagedCheckpoint
 from azjax.config import from_dict, parse_opponent_spec, read_config_file
 from azjax.games import Game, State
 from azjax.minimax import make_minimax_player
@@ -163,7 +164,7 @@ def load_agent(
         else:
             try:
                 restored = checkpointer.restore(step, example)
-            except checkpoint.DamagedCheckpoint as damaged:
+            except DamagedCheckpoint as damaged:
                 raise UserError(
                     f"checkpoint {step} of {workdir} is damaged: {damaged.reason}"
                 ) from None

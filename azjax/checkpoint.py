@@ -1,4 +1,4 @@
-"""orbax checkpoints of a run, their layout, and recovery from damaged ones.
+"""orbax checkpoints of a run: their layout, when they are saved, and saves that fail.
 
 A checkpoint `workdir/checkpoints/<iteration>` holds four items:
 
@@ -11,15 +11,15 @@ A checkpoint `workdir/checkpoints/<iteration>` holds four items:
   rewritten on resume, so the file always matches the checkpoint resumed from. (Not named
   `metrics`: orbax reads an item of that name for its own best-checkpoint tracking.)
 
-Loading an agent restores `params` (not the trainer item). A checkpoint that cannot be read (files
-truncated or overwritten) is moved to `workdir/checkpoints_damaged/` and the next older one
-is used, with a warning naming what was skipped and why. Where the `checkpoints` folder
-vanishes under a run (deleted while it trains), it is made again with a one-line warning and
-the run goes on; a full disk is one `RunError` line. orbax's own log records and the
-"Event loop is closed" noise of its abandoned reads are silenced: every failure they report
-reaches the caller as an exception. Cloud storage that stops answering (after tensorstore's
-own retries, 32 over about a quarter of an hour) is one `RunError` line too, naming the last
-complete checkpoint, from which the same command resumes.
+Loading an agent restores `params` (not the trainer item). Reading checkpoints back, and moving
+one that cannot be read to `workdir/checkpoints_damaged/`, is `checkpoint_restore`, to which a
+`Checkpointer` hands its orbax manager. Where the `checkpoints` folder vanishes under a run
+(deleted while it trains), it is made again with a one-line warning and the run goes on; a
+full disk is one `RunError` line. orbax's own log records and the "Event loop is closed" noise
+of its abandoned reads are silenced: every failure they report reaches the caller as an
+exception. Cloud storage that stops answering (after tensorstore's own retries, 32 over about
+a quarter of an hour) is one `RunError` line too, naming the last complete checkpoint, from
+which the same command resumes.
 
 When to save is orbax's decision: every `save_interval_steps` steps, and at the step where
 every process of a multi-host run has agreed to stop after a preemption notice (SIGTERM to
@@ -32,33 +32,16 @@ and the JSON items and directory moves from process 0).
 
 import shutil
 import sys
-import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-import jax
-import numpy as np
 import orbax.checkpoint as ocp
 from orbax.checkpoint import checkpoint_managers
 
-from azjax import distributed
+from azjax import checkpoint_restore, distributed
 from azjax.faults import first_line, is_disk_full, is_missing_path, is_unreachable, silence_orbax
 from azjax.paths import FolderWatch, is_local, workdir_path
 from azjax.types import RunError, UserError
-
-
-class Restored(NamedTuple):
-    """One checkpoint read back."""
-
-    step: int
-    params: Any
-    trainer: Any  # None when not asked for
-    config: dict | None  # None for checkpoints written before configs were saved with them
-    metrics: list[dict] | None  # likewise
-
-
-def _abstract(tree: Any) -> Any:
-    return jax.tree.map(ocp.utils.to_shape_dtype_struct, tree)
 
 
 def _remove(path) -> None:
@@ -290,118 +273,37 @@ class Checkpointer:
             if path.name == str(step) or path.name.startswith(f"{step}.orbax-checkpoint-tmp"):
                 _remove(path)
 
-    def restore(self, step: int, params_like: Any, trainer_like: Any | None = None) -> Restored:
-        """Restores `step` into the structure (and shardings) of the given example trees.
-
-        `params_like` may also be a function of the checkpoint's own config (a dict, or None
-        for checkpoints written without one) returning the example: the network is then
-        shaped as that checkpoint was written, whatever the run's config says now.
+    def restore(
+        self, step: int, params_like: Any, trainer_like: Any | None = None
+    ) -> checkpoint_restore.Restored:
+        """Restores `step` into the structure (and shardings) of the given example trees
+        (`checkpoint_restore.restore`: `params_like` may be a function of the checkpoint's
+        own config).
 
         Raises:
           UserError: the checkpoint does not exist, or holds arrays of other shapes than the
             examples (a run of another config).
-          DamagedCheckpoint: its files cannot be read.
+          checkpoint_restore.DamagedCheckpoint: its files cannot be read.
         """
-        path = self.directory / str(step)
-        if not path.is_dir():
-            raise UserError(f"checkpoint {path} does not exist")
-        if callable(params_like):
-            params_like = params_like(self._read_config(step))
-        self._check_shapes(step, "params", params_like)
-        if trainer_like is not None:
-            self._check_shapes(step, "trainer", trainer_like)
-        items = {"params": ocp.args.StandardRestore(_abstract(params_like))}
-        if trainer_like is not None:
-            items["trainer"] = ocp.args.StandardRestore(_abstract(trainer_like))
-        for name in ("config", "history"):
-            if (path / name).is_dir():
-                items[name] = ocp.args.JsonRestore()
-        try:
-            restored = self._manager.restore(step, args=ocp.args.Composite(**items))
-        except Exception as error:  # orbax and tensorstore raise many types for damaged files
-            raise DamagedCheckpoint(step, first_line(error)) from None
-        history = restored.get("history") if "history" in items else None
-        return Restored(
-            step=step,
-            params=restored["params"],
-            trainer=restored.get("trainer") if trainer_like is not None else None,
-            config=restored.get("config") if "config" in items else None,
-            metrics=None if history is None else list(history["records"]),
+        return checkpoint_restore.restore(
+            self._manager, self.directory, step, params_like, trainer_like
         )
-
-    def _read_config(self, step: int) -> dict | None:
-        """The config item of `step`, or None where it has none."""
-        if not (self.directory / str(step) / "config").is_dir():
-            return None
-        args = ocp.args.Composite(config=ocp.args.JsonRestore())
-        try:
-            return self._manager.restore(step, args=args)["config"]
-        except Exception as error:
-            raise DamagedCheckpoint(step, f"unreadable config: {first_line(error)}") from None
-
-    def _check_shapes(self, step: int, item: str, like: Any) -> None:
-        """Raises UserError when the saved arrays of `item` differ in shape from `like`."""
-        try:
-            metadata = self._manager.item_metadata(step)[item]
-        except Exception as error:
-            raise DamagedCheckpoint(step, f"unreadable metadata: {first_line(error)}") from None
-        if metadata is None:
-            raise DamagedCheckpoint(step, f"no {item} item")
-        try:
-            saved = jax.tree.leaves(metadata.tree if hasattr(metadata, "tree") else metadata)
-            expected = jax.tree.leaves(like)
-        except Exception as error:
-            raise DamagedCheckpoint(step, f"unreadable {item}: {first_line(error)}") from None
-        # Compared as multisets: orbax may store a NamedTuple's fields in another order.
-        saved_shapes = sorted(tuple(getattr(leaf, "shape", ()) or ()) for leaf in saved)
-        expected_shapes = sorted(tuple(np.shape(leaf)) for leaf in expected)
-        if saved_shapes != expected_shapes:
-            raise UserError(
-                f"checkpoint {self.directory / str(step)} holds a run of another shape "
-                f"({item} differs from this config's); use the config it was written with"
-            )
 
     def restore_newest(
         self, params_like: Any, trainer_like: Any | None = None, *, log=None
-    ) -> Restored | None:
+    ) -> checkpoint_restore.Restored | None:
         """Restores the newest checkpoint that can be read, moving damaged ones aside.
 
         Returns None when there is no checkpoint (or none that can be read).
         """
-        if log is None:  # one warning per run, not one per process
-
-            def log(message):
-                if distributed.is_primary():
-                    print(message, file=sys.stderr)
-
-        for step in reversed(self.all_steps()):
-            try:
-                return self.restore(step, params_like, trainer_like)
-            except DamagedCheckpoint as damaged:
-                try:
-                    where = f"moved it to {self.quarantine(step)}"
-                except OSError as error:
-                    where = f"could not move it aside: {error.strerror or error}"
-                log(f"azjax: warning: skipped checkpoint {step} ({damaged.reason}); {where}")
-        return None
+        return checkpoint_restore.restore_newest(
+            self._manager, self.directory, params_like, trainer_like, log=log
+        )
 
     def quarantine(self, step: int) -> Path:
         """Moves checkpoint `step` to `workdir/checkpoints_damaged/` for inspection (process 0
         moves it; every process of a multi-host run calls this)."""
-        source = self.directory / str(step)
-        folder = self.workdir / "checkpoints_damaged"
-        target = folder / str(step)
-        if distributed.is_primary():
-            folder.mkdir(exist_ok=True)
-            if target.exists():
-                target = folder / f"{step}-{time.strftime('%Y%m%d-%H%M%S')}"
-            if is_local(source):
-                shutil.move(str(source), str(target))
-            else:
-                source.rename(target)
-        distributed.barrier(f"azjax-quarantine-{step}")
-        self._manager.reload()
-        return target
+        return checkpoint_restore.quarantine(self._manager, self.directory, step)
 
     def __del__(self) -> None:
         try:
@@ -416,12 +318,3 @@ class Checkpointer:
         finally:
             self._folder.close()
             self._manager.close()
-
-
-class DamagedCheckpoint(Exception):
-    """A checkpoint whose files cannot be read."""
-
-    def __init__(self, step: int, reason: str):
-        super().__init__(f"checkpoint {step} is damaged: {reason}")
-        self.step = step
-        self.reason = reason

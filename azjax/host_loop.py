@@ -1,14 +1,15 @@
 """The host loop of training, one for a run (`train.train`) and a population
 (`population.train_population`): members as a parameter.
 
-A member is one run directory: its config, `build.RunSettings`, `Checkpointer`,
-`MetricsWriter` and evaluation. The loop restores each member from its newest checkpoint
-(relaid out for this device count), steps the compiled iteration (`compiled.iterate`), writes
-each active member's record (gating and evaluation included), checkpoints, keeps the run's
-clock, and stops at the budget, at `train.max_minutes`, on a signal, at a preemption notice
-or when the callback says so, saved; rerunning resumes. A single run's state is the member's
-own; a population's (`stacked`) has a leading member axis, and a member past its budget or
-stopped by the callback is frozen by the compiled `select` while the others step.
+A member is one run directory (`members.Member`: its config, `build.RunSettings`,
+`Checkpointer`, `MetricsWriter` and evaluation). The loop restores each member from its
+newest checkpoint (relaid out for this device count), steps the compiled iteration
+(`compiled.iterate`), writes each active member's record (gating and evaluation included),
+checkpoints, keeps the run's clock, and stops at the budget, at `train.max_minutes`, on a
+signal, at a preemption notice or when the callback says so, saved; rerunning resumes. A
+single run's state is the member's own; a population's (`stacked`) has a leading member
+axis, and a member past its budget or stopped by the callback is frozen by the compiled
+`select` while the others step.
 
 With several processes every process runs this loop in step: the same jitted calls and
 collectives in the same order. Process 0 alone writes files, prints and evaluates (on its own
@@ -16,70 +17,25 @@ devices, from a host copy of the replicated network); decisions that could diffe
 processes (a signal, the clock, the callback) are agreed on (`distributed`).
 """
 
-import dataclasses
-import json
 import math
 import time
 import types
 from collections.abc import Callable
-from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import ml_collections
 import numpy as np
 
 from azjax import build, distributed, interrupt
-from azjax import config as config_lib
-from azjax.build import RunSettings
-from azjax.checkpoint import Checkpointer
 from azjax.compiled import iterate
-from azjax.evaluation import Evaluation, evaluation_for
+from azjax.evaluation import evaluation_for
 from azjax.faults import is_disk_full
-from azjax.metrics import MetricsWriter, Progress, iteration_record, progress_line
-from azjax.steps import TrainerState, join_state, relayout, split_state
+from azjax.members import Member, stack
+from azjax.members import member as member_of
+from azjax.metrics import Progress, iteration_record, progress_line
+from azjax.steps import TrainerState
 from azjax.trackers import Profiler
-from azjax.types import RunError, UserError
-
-
-def member(tree, index: int):
-    """Member `index` of a stacked [K, ...] tree."""
-    return jax.tree.map(lambda x: x[index], tree)
-
-
-def stack(trees):
-    """The [K, ...] tree of K members' trees."""
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
-
-
-@dataclasses.dataclass
-class Member:
-    """One run directory of the loop, and where it stands."""
-
-    config: ml_collections.ConfigDict
-    workdir: Path
-    checkpointer: Checkpointer
-    settings: RunSettings
-    writer: MetricsWriter | None = None  # set when the loop restores
-    evaluation: Evaluation | None = None  # None: not evaluated (or not process 0)
-    iteration: int = 0
-    saved: int = 0  # the newest iteration saved
-    stopped: bool = False  # by the callback
-
-    @classmethod
-    def open(cls, config: ml_collections.ConfigDict, workdir: Path) -> "Member":
-        """The member that trains `config` in `workdir`, its checkpointer opened."""
-        settings = build.make_run_settings(config)
-        checkpointer = Checkpointer(
-            workdir,
-            max_to_keep=settings.keep_checkpoints,
-            save_interval_steps=settings.checkpoint_every,
-        )
-        return cls(config, workdir, checkpointer, settings)
-
-    @property
-    def active(self) -> bool:
-        return not self.stopped and self.iteration < self.settings.num_iterations
+from azjax.types import RunError
 
 
 class HostLoop:
@@ -143,7 +99,7 @@ class HostLoop:
     # The members on the state's member axis.
 
     def member_state(self, state, index: int):
-        return member(state, index) if self.stacked else state
+        return member_of(state, index) if self.stacked else state
 
     def hyper(self):
         hypers = [build.make_hyperparams(m.config) for m in self.members]
@@ -176,35 +132,15 @@ class HostLoop:
             fresh = self.run.init(jax.random.PRNGKey(self.members[0].config.seed))
         states = []
         for index, member in enumerate(self.members):
-            like, checkpointer = self.member_state(fresh, index), member.checkpointer
-            step, restored = self.resume_step(index), None
-            if step is not None:
-                restored = checkpointer.restore(step, *split_state(like))
-            elif checkpointer.all_steps():
-                restored = checkpointer.restore_newest(*split_state(like))
-                if restored is None:
-                    raise UserError(
-                        f"no readable checkpoint in {checkpointer.directory} (the damaged ones "
-                        f"are in {member.workdir / 'checkpoints_damaged'}); start over with "
-                        "another --workdir"
-                    )
-            history, start = None, 0
+            like, restored = member.restore(
+                self.member_state(fresh, index), self.member_run, step=self.resume_step(index)
+            )
+            start = 0 if restored is None else restored.step
             if restored is not None:
-                shardings = self.member_run.shardings
-                like = join_state(like, restored.params, restored.trainer)
-                like = jax.device_put(like, shardings)
-                like = relayout(like, shardings, self.member_run.pipeline.num_shards)
-                history, start = restored.metrics, restored.step
-                self.log(f"resuming {member.workdir} from iteration {restored.step}")
-            self.restored(index, restored, start)
-            member.iteration = member.saved = start
-            member.writer = MetricsWriter(
-                member.workdir,
-                history=history,
-                resume_iteration=start,
-                tensorboard=self.tensorboard and self.primary,
-                files=self.primary,
-                config=member.config,
+                self.log(f"resuming {member.workdir} from iteration {start}")
+            self.restored(index, restored, start)  # before the writer: it may set the config
+            member.open_writer(
+                restored, tensorboard=self.tensorboard and self.primary, files=self.primary
             )
             states.append(like)
         if not self.stacked:
@@ -237,21 +173,9 @@ class HostLoop:
             begun.setdefault(id(shared), member.evaluation)
 
     def save(self, state, index: int, *, force: bool) -> None:
+        """Saves member `index` (`members.Member.save`); the gate prunes its files."""
         member = self.members[index]
-        member.writer.sync()
-        params, rest = split_state(self.member_state(state, index))
-        # The previous save wrote in the background during this iteration; orbax would wait
-        # for it anyway, and a second signal then never finds it half-written.
-        member.checkpointer.wait()
-        member.checkpointer.save(
-            int(rest["iteration"]),
-            params,
-            rest,
-            config=json.loads(config_lib.to_json(member.config)),
-            metrics=member.writer.records,
-            force=force,
-        )
-        member.saved = int(rest["iteration"])
+        member.save(self.member_state(state, index), force=force)
         if self.gate is not None:
             self.gate.prune(member.checkpointer.all_steps(), member.writer.records)
 

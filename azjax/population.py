@@ -34,7 +34,8 @@ from azjax import compiled, distributed, interrupt
 from azjax import config as config_lib
 from azjax import pbt as pbt_lib
 from azjax.build import Pipeline
-from azjax.host_loop import HostLoop, Member, member, stack
+from azjax.host_loop import HostLoop
+from azjax.members import Member, member, stack
 from azjax.paths import workdir_path
 from azjax.runs import prepare_workdir
 from azjax.steps import TrainerState, init_state, learn_step, play_step

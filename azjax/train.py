@@ -14,7 +14,8 @@ from jax.sharding import Mesh
 
 from azjax import distributed, gating, interrupt
 from azjax.compiled import compile_run
-from azjax.host_loop import HostLoop, Member
+from azjax.host_loop import HostLoop
+from azjax.members import Member
 from azjax.paths import workdir_path
 from azjax.runs import prepare_workdir
 from azjax.steps import TrainerState

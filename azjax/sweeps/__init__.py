@@ -17,7 +17,9 @@ Modules: `space` (the search space file and its checks), `objective` (the metric
 checked against what the runs log), `storage` (the study's storage and the sweep directory's
 files), `study` (the Optuna study, its sampler and pruner; anchors rated once per sweep),
 `liveness` (heartbeats; abandoned trials claimed and re-queued), `worker` (`run_sweep`: ask,
-train, tell), `report` (table and plots), `arguments` and `command` (the CLI).
+train, tell), `tell` (what a worker tells Optuna: evaluations, results, failures; the HParams
+view), `pod` (a worker over several processes), `report` (table and plots), `arguments` and
+`command` (the CLI).
 """
 
 import importlib

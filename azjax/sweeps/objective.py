@@ -9,8 +9,9 @@ import types
 
 import jax
 
-from azjax import build, host_loop, steps
+from azjax import build, steps
 from azjax import config as config_lib
+from azjax.metrics import iteration_record
 from azjax.pbt import default_objective as pbt_objective
 from azjax.ratings import anchors
 from azjax.schema import parse_opponent_spec
@@ -55,7 +56,7 @@ _TRAINING_METRICS: dict[str, list[str]] = {}  # pipeline key -> record keys
 
 
 def _training_metrics(config) -> list[str]:
-    """The keys of an iteration's record (`host_loop.iteration_record`), found by tracing the
+    """The keys of an iteration's record (`metrics.iteration_record`), found by tracing the
     step functions abstractly (`jax.eval_shape`, one learner update: about a second)."""
     pipeline = dataclasses.replace(build.make_pipeline(config), chunk=1)
     hyper = build.make_hyperparams(config)
@@ -70,7 +71,7 @@ def _training_metrics(config) -> list[str]:
     metrics = dict.fromkeys([*play_metrics, *learn_metrics], 1.0)
     counters = types.SimpleNamespace(iteration=1, num_games=0, num_positions=0)
     settings = build.make_run_settings(config)
-    return list(host_loop.iteration_record(settings, counters, metrics, 1.0, 1.0))
+    return list(iteration_record(settings, counters, metrics, 1.0, 1.0))
 
 
 def check_objective(config, objective: str) -> None:

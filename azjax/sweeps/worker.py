@@ -3,9 +3,8 @@
 `run_sweep` is what `azjax sweep` runs, on one or many hosts at once: Optuna's ask-and-tell
 interface, with azjax's own loop around it. Each trial trains in `WORKDIR/trial_NNNN` (its
 config is the base config with the trial's parameters set and `name` ending in
-`trial_NNNN`), so `azjax evaluate`, `plot` and `load_agent` work on it. Its intermediate
-objective values go to Optuna (`trial.report`), whose pruner may stop it; its final value is
-the objective's last value in the trial's `metrics.jsonl`.
+`trial_NNNN`), so `azjax evaluate`, `plot` and `load_agent` work on it. What the worker
+tells Optuna of it (its evaluations for the pruner, its final value) is `tell`'s.
 
 The study holds `--trials N` trial directories in all, whichever workers fill them. Nothing is
 lost and nothing runs twice: see `liveness` for workers that die, and `_Worker._ask` for two
@@ -14,7 +13,6 @@ trains those with one pipeline (`config.pipeline_key`) as one population
 (`population.train_population`), optionally with population-based training.
 """
 
-import dataclasses
 import math
 import sys
 import time
@@ -22,7 +20,6 @@ from pathlib import Path
 
 import ml_collections
 import optuna
-from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import TrialState
 
 from azjax import config as config_lib
@@ -30,29 +27,14 @@ from azjax import distributed, interrupt, train
 from azjax import pbt as pbt_lib
 from azjax import population as population_lib
 from azjax.config import TUNABLE_KEYS
-from azjax.metrics import read_metrics
 from azjax.paths import workdir_path
-from azjax.runs import list_checkpoints
 from azjax.sweeps import liveness, pod
 from azjax.sweeps import space as space_lib
 from azjax.sweeps import storage as storage_lib
 from azjax.sweeps import study as study_lib
 from azjax.sweeps.report import format_value, summary
+from azjax.sweeps.tell import Teller, Trial
 from azjax.types import UserError
-
-
-@dataclasses.dataclass
-class _Trial:
-    """A trial this worker runs."""
-
-    trial: optuna.Trial
-    root: int  # its directory's trial number (the first of a retry chain)
-    params: dict
-    config: ml_collections.ConfigDict
-    directory: Path
-    pruned: bool = False
-    lost: bool = False  # claimed by another worker while this one was frozen
-    finished: bool = False
 
 
 def trial_directory(workdir: Path, root: int) -> Path:
@@ -175,7 +157,7 @@ class _Worker:
         self.log, self.objective = log, space.objective
         self.distributions = space.distributions()
         self.beat: liveness.Heartbeat | None = None
-        self._hparams = None
+        self.teller = Teller(study, store, space.objective, workdir, log)
         self._followers_waiting = True  # a pod's other processes wait for a batch (`pod`)
 
     def run(self, beat: liveness.Heartbeat) -> None:
@@ -204,8 +186,7 @@ class _Worker:
         finally:
             if self._followers_waiting:
                 pod.release(interrupted=interrupted)
-            if self._hparams is not None:
-                self._hparams.close()
+            self.teller.close()
         self.log(summary(self.study, self.objective))
 
     def _check_interrupt(self) -> None:
@@ -242,7 +223,7 @@ class _Worker:
                     "queued to resume from its checkpoint"
                 )
 
-    def _ask(self, count: int) -> list[_Trial]:
+    def _ask(self, count: int) -> list[Trial]:
         """Up to `count` trials: re-queued ones first, new ones while the study has fewer
         than `trials` directories."""
         batch = []
@@ -265,7 +246,7 @@ class _Worker:
                 batch.append(started)
         return batch
 
-    def _start(self, trial: optuna.Trial, frozen) -> _Trial | None:
+    def _start(self, trial: optuna.Trial, frozen) -> Trial | None:
         """The trial's config and directory, or None when the config refuses its values."""
         self.beat.start(trial._trial_id)
         root = liveness.root_number(frozen)
@@ -281,10 +262,10 @@ class _Worker:
         shown = ", ".join(f"{k}={format_value(v)}" for k, v in params.items())
         again = " (resuming)" if liveness.is_retry(frozen) else ""
         self.log(f"trial {root}{again}: {shown} in {directory}")
-        return _Trial(trial, root, params, config, directory)
+        return Trial(trial, root, params, config, directory)
 
-    def _train(self, batch: list[_Trial]) -> None:
-        groups: dict[str, list[_Trial]] = {}
+    def _train(self, batch: list[Trial]) -> None:
+        groups: dict[str, list[Trial]] = {}
         for item in batch:
             groups.setdefault(config_lib.pipeline_key(item.config), []).append(item)
         try:
@@ -297,10 +278,10 @@ class _Worker:
                     self._requeue_own(item)
             raise
 
-    def _train_group(self, group: list[_Trial]) -> None:
+    def _train_group(self, group: list[Trial]) -> None:
         live = []
         for item in group:
-            if self._replay(item):
+            if self.teller.replay(item):
                 live.append(item)
             else:
                 self._finish(item)
@@ -342,91 +323,23 @@ class _Worker:
         for item in live:
             self._finish(item)
 
-    def _replay(self, item: _Trial) -> bool:
-        """Reports a resumed trial's saved evaluations to Optuna; False if it is pruned."""
-        if not (item.directory / "metrics.jsonl").exists():
-            return True
-        steps = list_checkpoints(item.directory)
-        saved = steps[-1] if steps else 0
-        for record in read_metrics(item.directory):
-            if record.get("iteration", math.inf) <= saved:
-                self._report(item, record)
-        if item.trial.should_prune():
-            item.pruned = True
-            return False
-        return True
-
-    def _report(self, item: _Trial, record: dict) -> None:
-        value = record.get(self.objective)
-        if isinstance(value, int | float) and math.isfinite(value):
-            item.trial.report(float(value), int(record["iteration"]))
-
-    def _observe(self, item: _Trial, record: dict) -> bool:
+    def _observe(self, item: Trial, record: dict) -> bool:
         """Train's callback: reports the objective; True stops the trial (pruned, or lost)."""
         if self.beat.lost(item.trial._trial_id):
             item.lost = True
             return True
-        if self.objective in record:
-            self._report(item, record)
-            if item.trial.should_prune():
-                item.pruned = True
-                return True
-        return False
+        return self.teller.observe(item, record)
 
-    def _finish(self, item: _Trial) -> None:
+    def _finish(self, item: Trial) -> None:
         item.finished = True
         self.beat.stop(item.trial._trial_id)
-        if item.lost:
-            self.log(f"trial {item.root} was claimed by another worker; left to it")
-            return
-        value = None
-        if (item.directory / "metrics.jsonl").exists():
-            for record in read_metrics(item.directory):
-                if isinstance(record.get(self.objective), int | float):
-                    value = float(record[self.objective])
-        try:
-            if item.pruned:
-                frozen = self.study.tell(item.trial, state=TrialState.PRUNED)
-            elif value is None or not math.isfinite(value):
-                self._fail(item.trial, f"the run logged no finite {self.objective} ({value})")
-                self.log(f"trial {item.root}: failed: no finite {self.objective}")
-                return
-            else:
-                frozen = self.study.tell(item.trial, value)
-        except UpdateFinishedTrialError:
-            self.log(f"trial {item.root} was claimed by another worker; left to it")
-            return
-        shown = "pruned" if item.pruned else "done"
-        result = "" if frozen.value is None else f", {self.objective} = {frozen.value:.4g}"
-        self.log(f"trial {item.root}: {shown}{result}")
-        if frozen.value is not None:
-            self._write_hparams(item, frozen.value)
+        self.teller.finish(item)
 
     def _fail(self, trial: optuna.Trial, message: str) -> None:
         self.beat.stop(trial._trial_id)
-        try:
-            trial.set_user_attr("error", message)
-            self.study.tell(trial, state=TrialState.FAIL)
-        except UpdateFinishedTrialError:
-            pass
+        self.teller.fail(trial, message)
 
-    def _requeue_own(self, item: _Trial) -> None:
+    def _requeue_own(self, item: Trial) -> None:
         """This worker stops: its trial goes back to the queue at once, to resume later."""
         self.beat.stop(item.trial._trial_id)
-        try:
-            self.study.tell(item.trial, state=TrialState.FAIL)
-        except UpdateFinishedTrialError:
-            return
-        liveness.requeue(self.study, self.store.get_trial(item.trial._trial_id))
-        self.log(f"trial {item.root}: stopped; queued to resume from its checkpoint")
-
-    def _write_hparams(self, item: _Trial, value: float) -> None:
-        """The trial's parameters and objective in TensorBoard's HParams view."""
-        from tensorboardX import SummaryWriter  # noqa: PLC0415
-
-        if self._hparams is None:
-            self._hparams = SummaryWriter(str(self.workdir / "tensorboard"))
-        params = {k: v if isinstance(v, bool | int | float | str) else str(v)
-                  for k, v in item.params.items()}  # fmt: skip
-        self._hparams.add_hparams(params, {self.objective: value}, name=item.directory.name)
-        self._hparams.flush()
+        self.teller.requeue(item)
