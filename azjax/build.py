@@ -99,6 +99,7 @@ def make_searcher(
         num_simulations=num_simulations or config.search.num_simulations,
         algorithm=config.search.algorithm,
         max_num_considered_actions=config.search.max_num_considered_actions,
+        gumbel_value_scale=config.search.gumbel_value_scale,
         params=make_search_params(config, explore=explore),
         return_tree=return_tree,
         # Gumbel's sequential halving starts from an empty root: it ignores tree reuse.

@@ -65,6 +65,7 @@ ADDED_KEYS = (
     "learner.ownership_weight",
     "learner.score_weight",
     "selfplay.game_kwargs",
+    "search.gumbel_value_scale",
 )
 OLD_VALUES = {
     "search.tree_reuse": False,

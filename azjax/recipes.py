@@ -35,6 +35,10 @@ def base_config() -> ml_collections.ConfigDict:
     config.search.pb_c_base = 19652.0
     config.search.max_num_considered_actions = 16
     config.search.gumbel_scale = 1.0
+    # Gumbel's c_scale: the weight of the searched Q-values against the prior in the improved
+    # policy and the move (mctx's default). A collapsed prior outweighs it (Xiangqi:
+    # docs/results.md), so that a mate the search finds is not played; larger trusts Q more.
+    config.search.gumbel_value_scale = 0.1
     # Start each search from the subtree the previous one left under the move played (PUCT
     # only, Gumbel ignores it; AlphaGo Zero, AlphaZero_Gomoku): its visits count toward the
     # next move's. On Gomoku 6x6 k4, 10 minutes on 2 CPU cores, its score against

@@ -58,6 +58,7 @@ _NUMBERS = {
     "search.pb_c_base": (float, 0.0, None, True),
     "search.max_num_considered_actions": (int, 1, None, False),
     "search.gumbel_scale": (float, 0.0, None, False),
+    "search.gumbel_value_scale": (float, 0.0, None, True),
     "search.forced_playouts": (float, 0.0, None, False),
     "selfplay.batch_size": (int, 1, None, False),
     "selfplay.num_steps": (int, 1, None, False),

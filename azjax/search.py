@@ -92,6 +92,7 @@ def make_search(
     tree_reuse: bool = False,
     reuse_nodes: int | None = None,
     forced_playouts: float = 0.0,
+    gumbel_value_scale: float = 0.1,
 ) -> "Search":
     """Builds `search(variables, states [B], key, params=None, tree=None) -> SearchOutput`.
 
@@ -112,6 +113,11 @@ def make_search(
         `num_simulations`); the tree holds `num_simulations + 1 + reuse_nodes` nodes.
       forced_playouts: KataGo's k (0: off; KataGo uses 2): forced root playouts and the
         policy target (`action_weights`) pruned of them (`azjax.forced_playouts`); PUCT only.
+      gumbel_value_scale: Gumbel's c_scale, the weight of the completed Q-values against the
+        prior logits (`mctx.qtransform_completed_by_mix_value`'s `value_scale`, 0.1 there and
+        by default): a normalised Q-value gap moves the improved policy by up to
+        (50 + most visits) * c_scale nats, so a prior far more confident than that keeps its
+        move even when the search finds a win elsewhere.
 
     Returns:
       The pure search function (a `Search`); its `params` argument (a `SearchParams` of
@@ -141,6 +147,7 @@ def make_search(
         tree_reuse=tree_reuse,
         reuse_nodes=num_simulations if reuse_nodes is None else reuse_nodes,
         forced_playouts=float(forced_playouts),
+        gumbel_value_scale=float(gumbel_value_scale),
     )
 
 
@@ -166,6 +173,7 @@ class Search:
     tree_reuse: bool
     reuse_nodes: int
     forced_playouts: float = 0.0  # KataGo's k; 0: off
+    gumbel_value_scale: float = 0.1  # Gumbel's c_scale (completed Q-values against the prior)
 
     @property
     def num_nodes(self) -> int:
@@ -243,6 +251,9 @@ class Search:
                 invalid_actions=invalid_actions,
                 max_num_considered_actions=self.max_num_considered_actions,
                 gumbel_scale=params.gumbel_scale,
+                qtransform=functools.partial(
+                    mctx.qtransform_completed_by_mix_value, value_scale=self.gumbel_value_scale
+                ),
             )
             weights = jnp.where(states.legal_action_mask, output.action_weights, 0.0)
             summary = output.search_tree.summary()

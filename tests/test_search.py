@@ -84,6 +84,29 @@ def test_network_search_finds_forced_win_and_block(algorithm):
         np.testing.assert_array_equal(output.action, [best for _, best in cases])
 
 
+@pytest.mark.parametrize("value_scale, best", [(0.1, 8), (1.0, 2)])
+def test_gumbel_value_scale_weighs_a_found_win_against_a_confident_prior(value_scale, best):
+    """A prior 12 nats sure of cell 8 where cell 2 wins (TTT_WIN), every move visited: at
+    mctx's c_scale 0.1 the completed Q-values move the choice by at most (50 + 2) * 0.1 nats
+    and the prior's move stays; at 1.0 the win found is played."""
+
+    def confident(params, states, key):
+        logits = jnp.zeros((states.current_player.shape[0], TTT.num_actions)).at[:, 8].set(12.0)
+        return logits, jnp.zeros(states.current_player.shape)
+
+    search = make_search(
+        TTT,
+        confident,
+        num_simulations=9,
+        algorithm="gumbel",
+        max_num_considered_actions=9,
+        params=SearchParams(gumbel_scale=0.0),
+        gumbel_value_scale=value_scale,
+    )
+    output = jax.jit(search)(None, batch(play(TTT, TTT_WIN)), jax.random.PRNGKey(0))
+    assert int(output.action[0]) == best
+
+
 def test_mcts_baseline_finds_forced_win_and_block():
     for game_name in ("connect_four", "tic_tac_toe"):
         game = games.make(game_name)

@@ -72,7 +72,7 @@ def test_game_rule_options_from_the_command_line():
 
 def test_selfplay_rule_options_change_selfplay_alone():
     """`selfplay.game_kwargs`: self-play plays its own rules; evaluations play `game_kwargs`."""
-    config = config_lib.load_config("xiangqi:cpu")
+    config = config_lib.load_config("xiangqi")
     overrides = {
         "selfplay.game_kwargs.no_capture_limit": "None",
         "selfplay.game_kwargs.repetition_limit": "None",
@@ -93,8 +93,11 @@ def test_selfplay_rule_options_change_selfplay_alone():
     del data["selfplay"]["game_kwargs"]
     assert dict(config_lib.from_dict(data, source="x").selfplay.game_kwargs) == {}
     # Without the key self-play and evaluations play one game object.
-    plain = build.make_pipeline(config_lib.load_config("xiangqi:cpu"))
+    plain = build.make_pipeline(config_lib.load_config("xiangqi"))
     assert plain.eval_game is plain.game and plain.game.repetition_limit == 3
+    # The CPU experiment plays self-play without the draw rules.
+    cpu = build.make_pipeline(config_lib.load_config("xiangqi:cpu"))
+    assert cpu.game.repetition_limit is None and cpu.eval_game.repetition_limit == 3
 
 
 @pytest.mark.parametrize(
