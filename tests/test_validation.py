@@ -103,22 +103,12 @@ def test_selfplay_rule_options_change_selfplay_alone():
 @pytest.mark.parametrize(
     "override, fragment",
     [
-        ("selfplay.game_kwargs.komy=6.5", "did you mean 'selfplay.game_kwargs.komi'?"),
-        ("selfplay.game_kwargs.size=7", "'selfplay.game_kwargs' changes the observation's shape"),
-        ("selfplay.game_kwargs.size=40", "bad options for game 'go_9x9'"),
-    ],
-)
-def test_bad_selfplay_rule_options(capsys, tmp_path, override, fragment):
-    argv = ["train", "--config", "go_9x9", "--workdir", tmp_path / "run", f"--config.{override}"]
-    assert_one_line_error(capsys, argv, fragment)
-
-
-@pytest.mark.parametrize(
-    "override, fragment",
-    [
         ("game_kwargs.komi=nan_ish", "komi"),
         ("game_kwargs.size=40", "bad options for game 'go_9x9'"),
         ("game_kwargs.komy=6.5", "did you mean 'game_kwargs.komi'?"),
+        ("selfplay.game_kwargs.komy=6.5", "did you mean 'selfplay.game_kwargs.komi'?"),
+        ("selfplay.game_kwargs.size=7", "'selfplay.game_kwargs' changes the observation's shape"),
+        ("selfplay.game_kwargs.size=40", "bad options for game 'go_9x9'"),
     ],
 )
 def test_bad_game_rule_options(capsys, tmp_path, override, fragment):
