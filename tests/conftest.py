@@ -19,8 +19,23 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # program, jax's version and its flags, so a stale entry is never used.
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(REPO, ".pytest_cache", "jax"))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
+# XLA's CPU backend without its LLVM optimisation passes: tests check what programs compute,
+# not how fast, and most of their time is compilation (measured in docs/testing.md).
+TEST_XLA_FLAGS = "--xla_backend_optimization_level=0"
+os.environ.setdefault("XLA_FLAGS", TEST_XLA_FLAGS)
 
-from azjax.config import base_config  # noqa: E402  (after the cache settings above)
+import jax  # noqa: E402  (after the settings above)
+
+from azjax.config import base_config  # noqa: E402
+
+
+def optimized_jit(fun, **kwargs):
+    """`jax.jit` with XLA's optimisation passes back on (`TEST_XLA_FLAGS` turns them off),
+    for the few tests whose time goes to running a program rather than compiling it: random
+    play against the reference implementations (thousands of batched steps) and full games
+    of the shipped agents. 2-4x faster to run there, and as slow to compile as outside
+    tests."""
+    return jax.jit(fun, compiler_options={"xla_backend_optimization_level": 3}, **kwargs)
 
 
 def tiny_config(game: str = "tic_tac_toe"):
@@ -116,10 +131,13 @@ def tiny():
 def subprocess_env(**extra) -> dict:
     """Environment for running azjax in a child process from the repository checkout.
     Python's fault handler is on: a child sent SIGABRT (a hung one, `test_multihost.finish`)
-    prints every thread's stack before it dies."""
+    prints every thread's stack before it dies. `XLA_FLAGS` given here joins the tests' own
+    (`TEST_XLA_FLAGS`)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("PYTHONFAULTHANDLER", "1")
+    if "XLA_FLAGS" in extra:  # added to the tests' flags, not instead of them
+        extra["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {extra['XLA_FLAGS']}".strip()
     env.update(extra)
     return env
 

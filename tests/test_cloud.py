@@ -484,8 +484,9 @@ def _run_scaling_commands(try_out: str, base: dict, emulator: str) -> None:
     # coordinator on this machine and each host's --process-id.
     explicit, auto = _bash_block("## Devices and hosts")
     assert "--process-id 0" in explicit and "10.0.0.1:1234" in explicit
+    one_device = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=1"
     env = {**base, "STORAGE_EMULATOR_HOST": emulator, "JAX_PLATFORMS": "cpu",
-           "XLA_FLAGS": "--xla_force_host_platform_device_count=1"}  # fmt: skip
+           "XLA_FLAGS": one_device}  # fmt: skip
     coordinator = f"127.0.0.1:{_free_port()}"
     hosts = []
     for index in range(4):

@@ -50,7 +50,7 @@ def start(
     processes: int = 1,
     devices: int,
     extra: tuple[str, ...] = (),
-    timeout_s: int = 60,
+    timeout_s: int = 300,
     only: tuple[int, ...] | None = None,
     extra_for: dict[int, tuple[str, ...]] | None = None,
 ) -> list[subprocess.Popen]:
@@ -334,7 +334,9 @@ def wait_for_line(child: subprocess.Popen, prefix: str) -> str:
         seen.append(line)
         if line.startswith(prefix):
             return "".join(seen)
-    pytest.fail("the run ended before " + repr(prefix) + ":\n" + "".join(seen)[-4000:])
+    text = "".join(seen)
+    azjax = [line for line in seen if line.startswith("azjax")]
+    pytest.fail(f"the run ended before {prefix!r}:\n{''.join(azjax)}...\n{text[-3000:]}")
 
 
 @pytest.mark.slow

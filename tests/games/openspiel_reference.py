@@ -10,6 +10,7 @@ action ids must mean the same moves in both (map them before calling if they do 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from conftest import optimized_jit
 
 
 def random_legal_action(key, legal_action_mask, pass_logit=0.0):
@@ -47,7 +48,7 @@ def play_random_games(game, key, num_games, *, pass_logit: float = 0.0):
         trajectory = jax.tree.map(lambda x, xs: jnp.concatenate([x[None], xs]), states, trajectory)
         return actions, trajectory
 
-    return jax.device_get(jax.jit(play)(key))
+    return jax.device_get(optimized_jit(play)(key))
 
 
 def assert_matches_openspiel(game, spiel_game, num_games, *, seed=0):

@@ -9,6 +9,7 @@ over (ours are all illegal).
 import jax
 import jax.numpy as jnp
 import numpy as np
+from conftest import optimized_jit
 
 
 def random_legal_action(key, legal_action_mask):
@@ -69,7 +70,7 @@ def assert_matches_pgx(
     import pgx  # noqa: PLC0415
 
     env = pgx.make(pgx_name)
-    trajectory, first = jax.jit(play_against_reference, static_argnums=(0, 1, 3))(
+    trajectory, first = optimized_jit(play_against_reference, static_argnums=(0, 1, 3))(
         game, env, jax.random.key(0), num_games
     )
     assert 0 < first.mean() < 1  # Both pgx seatings occur.

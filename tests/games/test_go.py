@@ -37,6 +37,7 @@ import textwrap
 import jax
 import numpy as np
 import pytest
+from conftest import optimized_jit
 from go_reference import (
     diagram_board,
     openspiel_action,
@@ -52,6 +53,7 @@ from azjax.games.go import Go
 from azjax.types import UserError
 
 pgx = pytest.importorskip("pgx")
+pytest.importorskip("pgx.go")  # `pgx.go.Go` on 5x5 and 19x19, whichever test runs first
 pyspiel = pytest.importorskip("pyspiel")
 
 PASS = 81  # the pass on 9x9
@@ -106,7 +108,7 @@ def check_against_pgx(game, env, num_games, *, pass_logit=0.0, seed=0):
     """Plays random games in `game` (superko off) and pgx `env`; compares them up to the ply
     where pgx ends a game on a repeated board. Returns that ply per game (T+1 if none)."""
     trajectory = jax.device_get(
-        jax.jit(play_against_pgx, static_argnums=(0, 1, 3), static_argnames="pass_logit")(
+        optimized_jit(play_against_pgx, static_argnums=(0, 1, 3), static_argnames="pass_logit")(
             game, env, jax.random.key(seed), num_games, pass_logit=pass_logit
         )
     )

@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import optimized_jit
 from openspiel_reference import assert_matches_openspiel, play_random_games
 from pgx_reference import play_against_reference
 from positions import board, check_finished_game, check_pass_symmetries, play
@@ -208,7 +209,7 @@ class PgxEndingAtOnce:
 def test_random_play_matches_pgx(game):
     """Every ply of random games matches pgx's, its two passes where neither side can move
     folded into the move before (`PgxEndingAtOnce`)."""
-    play = jax.jit(play_against_reference, static_argnums=(0, 1, 3))
+    play = optimized_jit(play_against_reference, static_argnums=(0, 1, 3))
     trajectory, first = play(game, PgxEndingAtOnce(), jax.random.key(0), NUM_GAMES)
     assert 0 < first.mean() < 1  # Both pgx seatings occur.
     terminated = trajectory["terminated"][0]  # [T+1, B]
