@@ -32,9 +32,8 @@ from azjax.config import base_config  # noqa: E402
 def optimized_jit(fun, **kwargs):
     """`jax.jit` with XLA's optimisation passes back on (`TEST_XLA_FLAGS` turns them off),
     for the few tests whose time goes to running a program rather than compiling it: random
-    play against the reference implementations (thousands of batched steps) and full games
-    of the shipped agents. 2-4x faster to run there, and as slow to compile as outside
-    tests."""
+    play against the reference implementations (thousands of batched steps) and the shipped
+    Xiangqi agent's 400-ply games: 1.5-4x faster there (docs/testing.md)."""
     return jax.jit(fun, compiler_options={"xla_backend_optimization_level": 3}, **kwargs)
 
 
