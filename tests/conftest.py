@@ -135,10 +135,16 @@ def subprocess_env(**extra) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("PYTHONFAULTHANDLER", "1")
-    if "XLA_FLAGS" in extra:  # added to the tests' flags, not instead of them
-        extra["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {extra['XLA_FLAGS']}".strip()
+    if "XLA_FLAGS" in extra:
+        extra["XLA_FLAGS"] = with_test_xla_flags(extra["XLA_FLAGS"])
     env.update(extra)
     return env
+
+
+def with_test_xla_flags(flags: str) -> str:
+    """`flags` added to this process's `XLA_FLAGS` (the tests' own), not instead of them:
+    for a child process's environment."""
+    return f"{os.environ.get('XLA_FLAGS', '')} {flags}".strip()
 
 
 PYTHON = sys.executable

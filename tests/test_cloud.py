@@ -30,6 +30,7 @@ from conftest import (
     slurm_environment,
     subprocess_env,
     tiny_experiment,
+    with_test_xla_flags,
 )
 
 pytestmark = pytest.mark.slow  # trains small runs and a sweep in child processes
@@ -484,7 +485,7 @@ def _run_scaling_commands(try_out: str, base: dict, emulator: str) -> None:
     # coordinator on this machine and each host's --process-id.
     explicit, auto = _bash_block("## Devices and hosts")
     assert "--process-id 0" in explicit and "10.0.0.1:1234" in explicit
-    one_device = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=1"
+    one_device = with_test_xla_flags("--xla_force_host_platform_device_count=1")
     env = {**base, "STORAGE_EMULATOR_HOST": emulator, "JAX_PLATFORMS": "cpu",
            "XLA_FLAGS": one_device}  # fmt: skip
     coordinator = f"127.0.0.1:{_free_port()}"
