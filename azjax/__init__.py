@@ -45,7 +45,7 @@ _EXPORTS = {
     "make_match": ("azjax.arena", "make_match"),
     "summarize": ("azjax.arena", "summarize"),
     "make_search": ("azjax.search", "make_search"),
-    "make_mcts_baseline": ("azjax.search", "make_mcts_baseline"),
+    "make_mcts_baseline": ("azjax.mcts_baseline", "make_mcts_baseline"),
     "SearchParams": ("azjax.search", "SearchParams"),
     "SearchOutput": ("azjax.types", "SearchOutput"),
     "Batch": ("azjax.types", "Batch"),

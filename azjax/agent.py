@@ -20,10 +20,10 @@ from azjax.arena import random_player, search_player
 from azjax.checkpoint_restore import DamagedCheckpoint
 from azjax.config import from_dict, parse_opponent_spec, read_config_file
 from azjax.games import Game, State
+from azjax.mcts_baseline import make_mcts_baseline
 from azjax.minimax import make_minimax_player
 from azjax.networks import Network
 from azjax.paths import workdir_path
-from azjax.search import make_mcts_baseline
 from azjax.selfplay import choose_action
 from azjax.types import Player, PRNGKey, Searcher, SearchOutput, UserError
 

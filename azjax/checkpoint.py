@@ -63,6 +63,12 @@ class Checkpointer:
       save_interval_steps: `save` writes steps that are a multiple of it (and a preemption's
         sync step); `save(..., force=True)` writes any step.
       asynchronous: write in the background (`wait` blocks until done).
+      barrier_prefix: names this checkpointer's barriers across processes (orbax's
+        `barrier_sync_key_prefix`): the same in every process, distinct between the
+        checkpointers of one process. orbax names a save's barriers by their purpose alone,
+        so two checkpointers saving in turn (a population's members), one finishing in the
+        background while the next starts, met at one barrier name twice and failed with
+        "Barrier ... is already ongoing" (seen twice in a sweep spanning two processes).
     """
 
     def __init__(
@@ -72,6 +78,7 @@ class Checkpointer:
         max_to_keep: int = 3,
         save_interval_steps: int = 1,
         asynchronous: bool = True,
+        barrier_prefix: str | None = None,
     ):
         self.workdir = workdir_path(workdir)
         if is_local(self.workdir):
@@ -79,7 +86,7 @@ class Checkpointer:
         self.directory = self.workdir / "checkpoints"
         self._pending: int | None = None  # the step being written in the background
         self._lost = 0  # saves lost in a row to a vanished folder
-        self._settings = (max_to_keep, save_interval_steps, asynchronous)
+        self._settings = (max_to_keep, save_interval_steps, asynchronous, barrier_prefix)
         silence_orbax()
         try:
             self._manager = self._make_manager()
@@ -88,7 +95,7 @@ class Checkpointer:
         self._folder = FolderWatch(self.directory)  # notices the folder deleted under a run
 
     def _make_manager(self) -> ocp.CheckpointManager:
-        max_to_keep, save_interval_steps, asynchronous = self._settings
+        max_to_keep, save_interval_steps, asynchronous, barrier_prefix = self._settings
         policy = checkpoint_managers.AnySavePolicy(
             [
                 checkpoint_managers.FixedIntervalPolicy(save_interval_steps),
@@ -100,6 +107,9 @@ class Checkpointer:
             enable_async_checkpointing=asynchronous,
             create=True,
             save_decision_policy=policy,
+            multiprocessing_options=ocp.options.MultiprocessingOptions(
+                barrier_sync_key_prefix=barrier_prefix
+            ),
         )
         handlers = {
             "params": ocp.StandardCheckpointHandler(),

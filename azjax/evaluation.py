@@ -28,9 +28,9 @@ from azjax.arena import search_player
 from azjax.build import Pipeline
 from azjax.config import parse_opponent_spec
 from azjax.games import Game
+from azjax.mcts_baseline import make_mcts_baseline
 from azjax.paths import copy_tree, is_local, workdir_path
 from azjax.ratings import anchors
-from azjax.search import make_mcts_baseline
 from azjax.types import Searcher, UserError
 
 CALIBRATION_DIR = "eval_anchors"  # the anchors' calibration tournament in the run directory

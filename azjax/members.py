@@ -51,13 +51,18 @@ class Member:
     stopped: bool = False  # by the callback
 
     @classmethod
-    def open(cls, config: ml_collections.ConfigDict, workdir: Path) -> "Member":
-        """The member that trains `config` in `workdir`, its checkpointer opened."""
+    def open(
+        cls, config: ml_collections.ConfigDict, workdir: Path, *, index: int | None = None
+    ) -> "Member":
+        """The member that trains `config` in `workdir`, its checkpointer opened; `index`,
+        its place in a population, names its checkpointer's barriers apart from the
+        others' (`Checkpointer`'s `barrier_prefix`)."""
         settings = build.make_run_settings(config)
         checkpointer = Checkpointer(
             workdir,
             max_to_keep=settings.keep_checkpoints,
             save_interval_steps=settings.checkpoint_every,
+            barrier_prefix=None if index is None else f"azjax_member_{index}",
         )
         return cls(config, workdir, checkpointer, settings)
 

@@ -205,7 +205,10 @@ def train_population(
             prepare_workdir(config, workdir, allow_config_change=False, write=primary)
         run = compile_population(configs[0], len(configs), mesh)
         single = compiled.compile_run(configs[0], mesh)
-        members = [Member.open(c, w) for c, w in zip(configs, workdirs, strict=True)]
+        members = [
+            Member.open(c, w, index=i)
+            for i, (c, w) in enumerate(zip(configs, workdirs, strict=True))
+        ]
         loop = PopulationLoop(
             run,
             single,

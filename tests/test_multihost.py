@@ -339,8 +339,14 @@ def wait_for_line(child: subprocess.Popen, prefix: str) -> str:
     pytest.fail(f"the run ended before {prefix!r}:\n{''.join(azjax)}...\n{text[-3000:]}")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+# SIGINT takes the same path as SIGTERM after the signal handler (deep: CI time budget).
+@pytest.mark.parametrize(
+    "signal_name",
+    [
+        pytest.param("SIGTERM", marks=pytest.mark.slow),
+        pytest.param("SIGINT", marks=pytest.mark.deep),
+    ],
+)
 def test_a_signal_to_one_host_stops_every_host_at_one_saved_iteration(tmp_path, signal_name):
     """SIGTERM (a preemption notice: JAX's sync point, orbax's preemption save) or Ctrl-C
     to process 1 only: both processes stop after the same iteration, which is saved, exit
@@ -369,7 +375,7 @@ def test_a_signal_to_one_host_stops_every_host_at_one_saved_iteration(tmp_path, 
 # Restore anywhere: a checkpoint written on some devices resumes on others.
 
 
-@pytest.mark.slow
+@pytest.mark.deep  # CI: test_sharding relayouts a run from 8 devices to 1 and back in one process
 def test_checkpoints_restore_on_eight_devices_and_on_one(tmp_path):
     """8 devices -> 1 device -> 8 devices, two iterations each."""
     experiment = tiny_experiment(tmp_path, num_iterations=2, checkpoint_every=1)
@@ -451,7 +457,9 @@ def train_population(root: Path, *, processes: int, devices: int) -> list[str]:
     return [output for _, output in results]
 
 
-@pytest.mark.slow
+# Deep (CI time budget): in CI a sweep worker trains populations over two processes
+# (below), and test_population compares a population with its members trained alone.
+@pytest.mark.deep
 def test_a_population_spans_two_processes_as_it_runs_in_one(tmp_path):
     """A 4-member PBT population as 2 processes x 2 devices, killed (SIGKILL, no notice)
     during its fourth iteration and resumed as 1 process x 4 devices, trains what 1 process

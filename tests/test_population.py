@@ -10,6 +10,7 @@ from conftest import tiny_config
 from azjax import compiled, pbt, population, runs, train
 from azjax.agent import load_agent
 from azjax.checkpoint import Checkpointer
+from azjax.members import Member
 from azjax.steps import split_state
 from azjax.types import UserError
 
@@ -92,6 +93,20 @@ def test_members_must_share_their_shapes(tmp_path):
         population.train_population(
             [member_config(0), member_config(1)], [tmp_path / "a", tmp_path / "a"], quiet=True
         )
+
+
+def test_members_name_their_checkpoint_barriers_apart(tmp_path):
+    """Each member's checkpointer names its orbax barriers by its place in the population,
+    the same in every process: two members saving in turn across processes, one finishing
+    in the background while the next starts, met at one barrier name and failed ("Barrier
+    ... is already ongoing"). A run alone keeps orbax's names."""
+    opened = [Member.open(member_config(i), tmp_path / f"m{i}", index=i) for i in range(2)]
+    alone = Member.open(member_config(0), tmp_path / "alone")
+    prefixes = [
+        m.checkpointer._manager._multiprocessing_options.barrier_sync_key_prefix
+        for m in [*opened, alone]
+    ]
+    assert prefixes == ["azjax_member_0", "azjax_member_1", None]
 
 
 def test_pbt_ranks_copies_the_best_and_perturbs():

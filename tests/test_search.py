@@ -13,8 +13,9 @@ import pytest
 from conftest import small_network_search
 
 from azjax import games
+from azjax.mcts_baseline import make_mcts_baseline
 from azjax.networks import make_network
-from azjax.search import SearchParams, make_mcts_baseline, make_search, network_evaluator
+from azjax.search import SearchParams, make_search, network_evaluator
 
 
 def play(game, moves):

@@ -23,7 +23,7 @@ from azjax import build, notation
 from azjax.engines import EngineProcess
 from azjax.engines.uci_client import engine_to_iccs, iccs_to_engine
 from azjax.notation import xiangqi
-from azjax.protocols import uci
+from azjax.protocols import uci, uci_search
 from azjax.types import UserError
 
 MATE_FEN = "3k5/9/3R5/9/9/9/9/9/9/4K4 b"  # Black's general d9 is mated by the chariot d7
@@ -235,7 +235,7 @@ def test_go_limits_map_to_budgets(xiangqi_run):
     engine = uci.Engine(agent)  # nothing is searched here, nothing compiles
 
     def budget(line: str, player: int = 0) -> int:
-        values, flags, _ = uci._parse_go(line.split(), [])
+        values, flags, _ = uci_search.parse_go(line.split(), [])
         return engine._budget(values, flags, player)
 
     assert budget("") == 200 and budget("infinite") == 200 and budget("nodes 200") == 200
@@ -286,7 +286,7 @@ def fuzz_lines(num_lines: int, seed: int) -> list[bytes]:
     ]
     words = [
         *uci.COMMANDS,
-        *uci._GO_WORDS,
+        *uci_search.GO_WORDS,
         *("name", "value", "startpos", "fen", "moves", "UCI_Variant", "Simulations", "Ranks"),
         *("xiangqi", "chess", "0-9", "1-10", "on", "off", "Hash", "w", "b", "-", "(none)"),
         *("h2e2", "b0c2", "h9g7", "a10a9", "h3e3", "e0e1", "i9i8", "\u00e9", "\ufffd", "=?"),

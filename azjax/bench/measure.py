@@ -25,8 +25,8 @@ from azjax.build import Hyperparams, Pipeline
 from azjax.games import Game
 from azjax.games.base import random_legal_action
 from azjax.learner import Optimizer, TrainState
+from azjax.mcts_baseline import make_mcts_baseline
 from azjax.networks import Network, Variables
-from azjax.search import make_mcts_baseline
 from azjax.types import Array, Batch, PRNGKey
 
 

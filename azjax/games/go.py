@@ -41,11 +41,11 @@ import numpy as np
 from flax import struct
 
 from azjax.games import base, go_area
+from azjax.games.go_chains import OFF_BOARD, label_chains, neighbour_values
 from azjax.types import Array, PRNGKey
 
 _POINT_BITS = 9  # low bits of a Zobrist word that count point numbers (N < 2**9)
 _POINT_MASK = (1 << _POINT_BITS) - 1
-_OFF_BOARD = 2  # board value read off the edge of the board
 
 
 def _mix(x: Array) -> Array:
@@ -196,7 +196,7 @@ class Go(base.Game):
             rewards=jnp.zeros(2, jnp.float32),
             step_count=jnp.int32(0),
             board=board,
-            chain=_label_chains(board, size),
+            chain=label_chains(board, size),
             in_atari=jnp.zeros(num_points, jnp.bool_),
             ko_point=jnp.int32(-1),
             passed=jnp.bool_(False),
@@ -215,7 +215,7 @@ class Go(base.Game):
         points = jnp.arange(num_points)
         # A pass is point N: no neighbours, nothing placed, captured or merged.
         neighbours = jnp.asarray(self._neighbours)[action]  # [4] int32
-        nb_colour = jnp.take(state.board, neighbours, mode="fill", fill_value=_OFF_BOARD)
+        nb_colour = jnp.take(state.board, neighbours, mode="fill", fill_value=OFF_BOARD)
         nb_chain = jnp.take(state.chain, neighbours, mode="fill", fill_value=num_points)
         nb_atari = jnp.take(state.in_atari, neighbours, mode="fill", fill_value=False)
         captures = (nb_colour == -colour) & nb_atari  # [4] chains whose last liberty it fills
@@ -234,7 +234,7 @@ class Go(base.Game):
         )
         hash_ = state.hash + mover_values[:, action] - captured_hash
         # Simple ko: one stone captured by a stone played into an eye of the opponent's.
-        in_eye = jnp.all((nb_colour == -colour) | (nb_colour == _OFF_BOARD))
+        in_eye = jnp.all((nb_colour == -colour) | (nb_colour == OFF_BOARD))
         captured_point = jnp.sum(jnp.where(captured, points, 0))
         is_pass = action == num_points
         step_count = state.step_count + 1
@@ -306,15 +306,15 @@ class Go(base.Game):
         # Per stone: the largest index of an empty neighbour and minus the smallest.
         empty_index = jnp.where(empty, points, -1).reshape(size, size)
         negative_index = jnp.where(empty, -points, -num_points).reshape(size, size)
-        largest = jnp.max(_neighbour_values(empty_index, -1), axis=0).reshape(-1)
-        negative_smallest = jnp.max(_neighbour_values(negative_index, -num_points), axis=0)
+        largest = jnp.max(neighbour_values(empty_index, -1), axis=0).reshape(-1)
+        negative_smallest = jnp.max(neighbour_values(negative_index, -num_points), axis=0)
         local = jnp.stack([largest, negative_smallest.reshape(-1)], axis=1)  # [N, 2]
         liberties = jax.ops.segment_max(local, chain, num_segments=num_points + 1)[chain]
         in_atari = ~empty & (liberties[:, 0] + liberties[:, 1] == 0)
         # A neighbour that makes a move legal: an empty point, an own chain keeping a
         # liberty, or an opponent chain in atari (captured).
         supports = empty | ((board == colour) & ~in_atari) | ((board == -colour) & in_atari)
-        supported = jnp.any(_neighbour_values(supports.reshape(size, size), False), axis=0)
+        supported = jnp.any(neighbour_values(supports.reshape(size, size), False), axis=0)
         legal = empty & supported.reshape(-1) & (points != state.ko_point)
         if self.superko:
             count = (state.step_count if step_count is None else step_count) + 1
@@ -365,48 +365,3 @@ class Go(base.Game):
             f"Go(size={self.size}, komi={self.komi:g}, superko={self.superko}, "
             f"max_moves={self.max_moves}, history={self.history})"
         )
-
-
-def _neighbour_values(values: Array, fill) -> Array:
-    """The values [4, S, S] at each point's neighbour above, below, left and right on a board
-    [S, S], `fill` off the board."""
-    size = values.shape[0]
-    padded = jnp.pad(values, 1, constant_values=fill)
-    return jnp.stack(
-        [
-            padded[:size, 1:-1],
-            padded[2:, 1:-1],
-            padded[1:-1, :size],
-            padded[1:-1, 2:],
-        ]
-    )
-
-
-# The loop functions below are module-level (not closures over arrays), so that eager calls
-# of the loops reuse one compilation.
-def _spread_labels(carry: tuple[Array, ...]) -> tuple[Array, ...]:
-    """One step of label propagation: each stone takes the smallest label of its own
-    colour's stones among itself and its neighbours (`same` [4, S, S] marks those)."""
-    labels, _, same = carry
-    num_points = labels.size
-    neighbour_labels = _neighbour_values(labels, num_points)
-    spread = jnp.min(jnp.where(same, neighbour_labels, num_points), axis=0)
-    return jnp.minimum(labels, spread), labels, same
-
-
-def _labels_spreading(carry: tuple[Array, ...]) -> Array:
-    labels, previous, _ = carry
-    return jnp.any(labels != previous)
-
-
-def _label_chains(board: Array, size: int) -> Array:
-    """[N] int16 chain labels of a board [N] from scratch: the smallest point of each chain,
-    N on empty points (label propagation until nothing changes)."""
-    num_points = size * size
-    stones = (board != 0).reshape(size, size)
-    grid = board.reshape(size, size)
-    same = (_neighbour_values(grid, jnp.int8(_OFF_BOARD)) == grid) & stones  # [4, S, S]
-    start = jnp.where(stones, jnp.arange(num_points).reshape(size, size), num_points)
-    carry = _spread_labels((start, start, same))
-    labels = jax.lax.while_loop(_labels_spreading, _spread_labels, carry)[0]
-    return labels.reshape(-1).astype(jnp.int16)

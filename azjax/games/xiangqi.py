@@ -6,14 +6,8 @@ sees it mirrored rank for rank (rank r becomes rank 9 - r, files keep their lett
 the colours swapped. So one set of tables, built once at import (`xiangqi_tables`),
 serves both sides.
 
-Move generation is piece-centric. Each side has at most 16 pieces whose moves fit in 119
-slots (general 4, 2 advisors x 4, 2 elephants x 4, 2 horses x 8, 2 chariots x 17, 2 cannons
-x 17, 5 soldiers x 3), so a per-kind table indexed by the piece's point gives every slot's
-label, destination, blocking point (horse leg, elephant eye) and two indices into the row
-and file prefix counts of occupied points, whose difference counts the pieces a chariot or
-cannon passes over. A slot is pseudo-legal by a few gathers and comparisons.
-
-King safety (is the mover's general attacked after a move?) is `xiangqi_check`.
+Move generation is piece-centric (`xiangqi_moves`); king safety (is the mover's general
+attacked after a move?) is `xiangqi_check`.
 """
 
 import jax
@@ -22,29 +16,19 @@ import numpy as np
 from flax import struct
 
 from azjax.games import base
-from azjax.games.xiangqi_check import attacked_after, cycle_checks, in_check, watch
+from azjax.games.xiangqi_check import cycle_checks, in_check
+from azjax.games.xiangqi_moves import legal_moves
 from azjax.games.xiangqi_tables import (
-    _CANNON_SLOTS,
     _FILE_FLIP,
-    _GENERAL_SLOTS,
-    _MAX_COUNT,
     _MIRROR_LABELS,
     _MOVE_POINTS,
-    _PIECE_PICKS,
-    _SLOT_PIECES,
-    _SLOT_ROWS,
-    _SLOT_WATCH,
-    _SLOT_WIDTHS,
-    _SLOTS,
     _ZOBRIST,
     _ZOBRIST_SIDE,
     FILES,
     HANDICAP_REMOVABLE,
     NUM_ACTIONS,
-    OFF,
     POINTS,
     ROWS,
-    SOLDIER,
     START_BOARD,
 )
 from azjax.games.xiangqi_tables import LABELS as LABELS  # re-exported: the action labels
@@ -245,7 +229,7 @@ class Xiangqi(base.Game):
         current_player = jnp.asarray(current_player, jnp.int32)
         history = jnp.zeros((self._history_length, 2), jnp.uint32)
         history = history.at[0].set(position_hash(board, current_player))
-        mask, in_check = self._legal_moves(view(board, current_player))
+        mask, in_check = legal_moves(view(board, current_player))
         checks = jnp.zeros(self._checks_length, jnp.bool_).at[0].set(in_check)
         return XiangqiState(
             current_player=current_player,
@@ -277,7 +261,7 @@ class Xiangqi(base.Game):
         history = state.history.at[ply % self._history_length].set(position)
         repetitions = jnp.sum(jnp.all(history == position, axis=-1), dtype=jnp.int32)
         no_capture_plies = jnp.where(captured != 0, 0, state.no_capture_plies + 1)
-        mask, gave_check = self._legal_moves(view(board, 1 - player))
+        mask, gave_check = legal_moves(view(board, 1 - player))
         won = ~jnp.any(mask)
         ended = won | (ply >= self.max_episode_length)
         if self.no_capture_limit:
@@ -329,40 +313,7 @@ class Xiangqi(base.Game):
     def legal_action_mask(self, state: XiangqiState) -> Array:
         """[A] bool, the moves of the player to move, recomputed from the board (ignoring the
         draw rules: it may be nonzero in a terminated state)."""
-        return self._legal_moves(view(state.board, state.current_player))[0]
-
-    def _legal_moves(self, board: Array) -> tuple[Array, Array]:
-        """The legal labels ([A] bool) on a board seen from the mover ([90] int8) and whether
-        the mover is in check ([] bool), which the king-safety words give for free."""
-        cells = jnp.append(board, jnp.int8(0))  # [91], the point OFF reads as empty
-        occupied = (board != 0).reshape(ROWS, FILES).astype(jnp.int32)
-        prefix = jnp.concatenate(
-            [
-                jnp.cumsum(occupied, axis=1).reshape(-1),
-                jnp.cumsum(occupied, axis=0).reshape(-1),
-                jnp.zeros(1, jnp.int32),
-            ]
-        )  # [181]
-        origin = _piece_points(board)[_SLOT_PIECES]  # [119]
-        slots = jnp.asarray(_SLOTS)[_SLOT_ROWS + origin * _SLOT_WIDTHS]  # [119, 5]
-        label, target, block, hi, lo = slots.T  # [119] each
-        victim = cells[target]
-        between = prefix[hi] - prefix[lo]
-        line_ok = jnp.where(
-            jnp.asarray(_CANNON_SLOTS),
-            jnp.where(victim == 0, between == 0, between == 1),
-            between == 0,
-        )
-        pseudo = (target != OFF) & (victim <= 0) & (cells[block] == 0) & line_ok
-        # King safety: a move of the general is judged from its target, the others from
-        # the general's point, origin[0]. So the watch words are needed at 5 points.
-        words = watch(cells, jnp.concatenate([origin[:1], target[:_GENERAL_SLOTS]]))  # [5, 15]
-        general = jnp.where(jnp.arange(len(origin)) < _GENERAL_SLOTS, target, origin[0])
-        legal = pseudo & ~attacked_after(words[_SLOT_WATCH], general, origin, target)
-        mask = jnp.zeros(NUM_ACTIONS + 1, jnp.bool_)
-        mask = mask.at[jnp.where(legal, label, NUM_ACTIONS)].set(True)[:NUM_ACTIONS]
-        off = jnp.int32(OFF)
-        return mask, attacked_after(words[0], origin[0], off, off)
+        return legal_moves(view(state.board, state.current_player))[0]
 
     def adjudicate(self, state: XiangqiState) -> Array:
         """Material: tanh((Red's - Black's) / MATERIAL_SCALE) for Red, its negative for Black,
@@ -396,21 +347,3 @@ class Xiangqi(base.Game):
             f"no_capture_limit={self.no_capture_limit}, repetition_limit={self.repetition_limit}, "
             f"perpetual_check_loses={self.perpetual_check_loses})"
         )
-
-
-def _piece_points(board: Array) -> Array:
-    """[16] int32, the points of the mover's pieces in slot order, OFF for missing ones.
-
-    The j-th piece of a kind is on its j-th lowest point: a masked minimum over the points
-    above the (j-1)-th (XLA:CPU runs these far faster than `argmax`, `top_k` or `nonzero`).
-    """
-    points = jnp.arange(POINTS)
-    present = board == jnp.arange(1, 8, dtype=jnp.int8)[:, None]  # [7, 90]
-    lowest = [jnp.min(jnp.where(present, points, OFF), axis=1)]  # [7]
-    lowest.append(jnp.min(jnp.where(present & (points > lowest[0][:, None]), points, OFF), axis=1))
-    soldiers = [lowest[1][SOLDIER - 1]]
-    for _ in range(_MAX_COUNT[SOLDIER] - 2):
-        above = present[SOLDIER - 1] & (points > soldiers[-1])
-        soldiers.append(jnp.min(jnp.where(above, points, OFF)))
-    found = jnp.concatenate([jnp.stack(lowest, axis=1).reshape(-1), jnp.stack(soldiers[1:])])
-    return found[_PIECE_PICKS].astype(jnp.int32)

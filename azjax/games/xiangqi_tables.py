@@ -179,8 +179,9 @@ def _slot_layout() -> tuple[np.ndarray, ...]:
     """The fixed order of a side's 16 pieces and of their 119 move slots.
 
     Returns:
-      piece_picks: [16] int32, where each piece's point is among the points `_piece_points`
-        finds: [7 kinds x 2] lowest points, then the 3rd to 5th soldiers.
+      piece_picks: [16] int32, where each piece's point is among the points that
+        `xiangqi_moves.piece_points` finds: [7 kinds x 2] lowest points, then the 3rd to
+        5th soldiers.
       piece_codes: [16] int8, the code of each piece.
       table: [rows, 5] int32, the kinds' slot tables stacked (row 90 of each: no moves).
       slot_pieces: [119] int32, the piece of each slot.

@@ -42,10 +42,12 @@ from azjax.engines.uci_client import engine_to_iccs, iccs_to_engine
 from azjax.games import State
 from azjax.notation import xiangqi
 from azjax.protocols.uci_search import (
+    INTEGER,
     MAX_SIMULATIONS,
     PvSearch,
     budget,
     centipawns,
+    parse_go,
     principal_variation,  # noqa: F401  (part of this module's API)
 )
 from azjax.types import UserError
@@ -53,11 +55,8 @@ from azjax.types import UserError
 COMMANDS = tuple(
     "uci debug isready setoption register ucinewgame position go stop ponderhit quit d".split()
 )
-_GO_NUMBERS = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "mate", "movetime")
-_GO_WORDS = (*_GO_NUMBERS, "searchmoves", "ponder", "infinite")
 _RANKS = {"0-9": 0, "1-10": 1}
 _FEN_CACHE = 8  # positions read from FEN kept
-_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")  # ASCII digits only (str.isdigit takes "²")
 
 
 class Engine:
@@ -151,7 +150,7 @@ class Engine:
             return []
         if key == "simulations":
             low, high = self.min_simulations, self.max_simulations
-            if not (_INTEGER.fullmatch(value) and low <= int(value) <= high):
+            if not (INTEGER.fullmatch(value) and low <= int(value) <= high):
                 return [f"info string Simulations is an integer from {low} to {high}"]
             self.simulations = int(value)
             return []
@@ -227,7 +226,7 @@ class Engine:
     def _cmd_go(self, args):
         output = [self._pending] if self._pending else []
         self._pending = None
-        values, flags, searchmoves = _parse_go(args, output)
+        values, flags, searchmoves = parse_go(args, output)
         state = self._playable(self.state)
         if state is not self.state:
             output.append("info string the run's rules have drawn this game; searching on")
@@ -317,28 +316,6 @@ class Engine:
         rows = [re.sub("[1-9]", lambda empty: "." * int(empty[0]), rank) for rank in ranks]
         lines = [f"{9 - index} {' '.join(row)}" for index, row in enumerate(rows)]
         return [f"info string {line}" for line in [*lines, "  a b c d e f g h i", f"fen {fen}"]]
-
-
-def _parse_go(args: list[str], output: list[str]) -> tuple[dict, set, list[str]]:
-    """`go`'s numeric limits, flags (infinite, ponder) and searchmoves; complaints about
-    malformed values go to `output`."""
-    values, flags, searchmoves, index = {}, set(), [], 0
-    while index < len(args):
-        word = args[index]
-        index += 1
-        if word in ("infinite", "ponder"):
-            flags.add(word)
-        elif word == "searchmoves":
-            while index < len(args) and args[index] not in _GO_WORDS:
-                searchmoves.append(args[index])
-                index += 1
-        elif word in _GO_NUMBERS:
-            if index < len(args) and _INTEGER.fullmatch(args[index]):
-                values[word] = int(args[index])
-                index += 1
-            else:
-                output.append(f"info string go {word} needs an integer")
-    return values, flags, searchmoves
 
 
 def _shorten(text: str, limit: int = 60) -> str:

@@ -1,4 +1,4 @@
-"""The searching half of the UCI engine (`uci.py`): budgets, the search, its numbers.
+"""The searching half of the UCI engine (`uci.py`): `go` read, budgets, the search, its numbers.
 
 Search budgets. `go` searches synchronously; `stop` and `isready` arriving meanwhile are
 read afterwards. The budget in simulations is the smallest of those its limits give:
@@ -20,6 +20,7 @@ to move): cp = 111.714640912 * tan(1.5620688421 * v), about 100 at v = 0.5, 12,8
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable
 
 import jax
@@ -30,6 +31,31 @@ from azjax import build
 MAX_SIMULATIONS = 4096  # the largest budget: mctx's tree takes about 50 KB per simulation
 MOVES_TO_GO = 30  # moves left in the time control when the GUI does not say
 PV_LENGTH = 16  # longest principal variation reported
+GO_NUMBERS = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "nodes", "mate", "movetime")
+GO_WORDS = (*GO_NUMBERS, "searchmoves", "ponder", "infinite")  # what `go` may be followed by
+INTEGER = re.compile(r"[+-]?[0-9]{1,18}")  # ASCII digits only (str.isdigit takes "²")
+
+
+def parse_go(args: list[str], output: list[str]) -> tuple[dict, set, list[str]]:
+    """`go`'s numeric limits, flags (infinite, ponder) and searchmoves; complaints about
+    malformed values go to `output`."""
+    values, flags, searchmoves, index = {}, set(), [], 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word in ("infinite", "ponder"):
+            flags.add(word)
+        elif word == "searchmoves":
+            while index < len(args) and args[index] not in GO_WORDS:
+                searchmoves.append(args[index])
+                index += 1
+        elif word in GO_NUMBERS:
+            if index < len(args) and INTEGER.fullmatch(args[index]):
+                values[word] = int(args[index])
+                index += 1
+            else:
+                output.append(f"info string go {word} needs an integer")
+    return values, flags, searchmoves
 
 
 def centipawns(value: float) -> int:

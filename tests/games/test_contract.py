@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import optimized_jit
 
 import azjax.games
 
@@ -36,6 +37,12 @@ def num_symmetry_games(game) -> int:
     """NUM_SYMMETRY_GAMES, or fewer (at least 4) where they would replay more than
     SYMMETRY_PLIES plies per symmetry (Go 19x19's games run to 722 plies: 8 games)."""
     return max(4, min(NUM_SYMMETRY_GAMES, SYMMETRY_PLIES // game.max_episode_length))
+
+
+def jit_for(game):
+    """`jax.jit`, or `optimized_jit` for games of 400 plies and more (Go 19x19, Xiangqi),
+    whose rollouts and replays take longer to run unoptimised than to compile optimised."""
+    return optimized_jit if game.max_episode_length >= 400 else jax.jit
 
 
 def random_legal_action(key: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
@@ -62,7 +69,18 @@ def distinct_game_names() -> list[str]:
     return distinct
 
 
-@pytest.fixture(scope="module", params=distinct_game_names())
+# Presets checked only under `pytest -m deep` (CI time budget): Go 19x19 runs go_9x9's code,
+# and its random games are compared with pgx's in CI (test_go.py).
+DEEP = ("go_19x19",)
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(name, marks=[pytest.mark.deep] if name in DEEP else [])
+        for name in distinct_game_names()
+    ],
+)
 def game(request):
     return azjax.games.make(request.param)
 
@@ -93,7 +111,7 @@ def rollout(game):
         observations = jax.vmap(jax.vmap(game.observe))(trajectory)
         return trajectory, actions, observations
 
-    trajectory, actions, observations = jax.device_get(jax.jit(play)(init_keys, play_key))
+    trajectory, actions, observations = jax.device_get(jit_for(game)(play)(init_keys, play_key))
     return {
         "init_keys": init_keys,
         "states": trajectory,
@@ -267,7 +285,7 @@ def test_symmetries_commute_with_play(game, rollout):
         )
         return got_obs, want_obs, trajectory.legal_action_mask, want_masks
 
-    replay = jax.jit(replay)
+    replay = jit_for(game)(replay)
     start = jax.vmap(game.observe)(jax.vmap(game.init)(init_keys))
     checked = 0
     for index in range(game.symmetries):
