@@ -24,7 +24,7 @@ from azjax.mcts_baseline import make_mcts_baseline
 from azjax.minimax import make_minimax_player
 from azjax.networks import Network
 from azjax.paths import workdir_path
-from azjax.selfplay import choose_action
+from azjax.selfplay_rules import choose_action
 from azjax.types import Player, PRNGKey, Searcher, SearchOutput, UserError
 
 

@@ -6,6 +6,7 @@ Standard library only."""
 
 import errno
 import logging
+import re
 import sys
 from pathlib import Path
 
@@ -95,17 +96,18 @@ class _OrbaxLogFilter(logging.Filter):
         return "orbax" not in Path(record.pathname).parts
 
 
-_NEVER_RETRIEVED = ("Future exception was never retrieved", "Task exception was never retrieved")
+# asyncio names the future's class: "Future", "Task", "_GatheringFuture" (an `asyncio.gather`).
+_NEVER_RETRIEVED = re.compile(r"^\w+ exception was never retrieved")
 
 
 class _AbandonedWritesFilter(logging.Filter):
-    """Drops asyncio's "Future (or Task) exception was never retrieved" records of writes that
+    """Drops asyncio's "Future (Task, ...) exception was never retrieved" records of writes that
     failed on a full disk or a vanished file: after the first such failure orbax stops waiting for
     its other writes, whose same errors asyncio then logs at exit with a traceback each
     (the first one already reached the caller, which says it in one line)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not record.getMessage().startswith(_NEVER_RETRIEVED):
+        if not _NEVER_RETRIEVED.match(record.getMessage()):
             return True
         error = record.exc_info[1] if record.exc_info else None
         if error is None:  # the message alone: the exception is in the context's text

@@ -31,7 +31,13 @@ from azjax.resignation import (  # noqa: F401
     false_positive_rates,
 )
 from azjax.search import Search
-from azjax.selfplay_rules import adjudicate_wins, random_moves, start_games, where_rows
+from azjax.selfplay_rules import (
+    adjudicate_wins,
+    choose_action,
+    random_moves,
+    start_games,
+    where_rows,
+)
 from azjax.types import Array, PRNGKey, SearchOutput
 
 
@@ -81,31 +87,6 @@ class SelfPlayOutput(NamedTuple):
     carried_fraction: Array  # [] float32 mean share of root visits carried over (tree reuse)
     num_resigned: Array  # [] int32 games that ended by resignation
     num_adjudicated: Array  # [] int32 games that ended by `win_adjudication`
-
-
-def choose_action(
-    output: SearchOutput,
-    states: State,
-    key: PRNGKey,
-    temperature_moves: int,
-    *,
-    sample_search_action: bool = False,
-) -> Array:
-    """The self-play move [B] int32 for searched `states` [B].
-
-    For the first `temperature_moves` plies of a game the move is sampled from the search
-    policy (temperature 1), or is the search's own `action` with `sample_search_action`
-    (Gumbel search, whose action already carries noise); afterwards the policy's argmax.
-    """
-    if sample_search_action:
-        explore_action = output.action
-    else:
-        explore_action = jax.random.categorical(
-            key, jnp.log(output.action_weights + 1e-30), axis=-1
-        )
-    greedy_action = jnp.argmax(output.action_weights, axis=-1)
-    action = jnp.where(states.step_count < temperature_moves, explore_action, greedy_action)
-    return action.astype(jnp.int32)
 
 
 def init(

@@ -1,6 +1,8 @@
-"""Self-play's own rules beside the game's, each off by default: where games start
-(`selfplay.handicap_starts`), moves played at random (`selfplay.random_move_fraction`) and
-games ended by a lasting lead (`selfplay.win_adjudication`). Evaluations, matches and the
+"""Self-play's own rules beside the game's: how a move is chosen from the search
+(`choose_action`: sampled for the first `selfplay.temperature_moves` plies), and, each off by
+default, where games start (`selfplay.handicap_starts`), moves played at random
+(`selfplay.random_move_fraction`) and games ended by a lasting lead
+(`selfplay.win_adjudication`). Evaluations, matches and the
 protocols play by the game's rules alone. All functions are batched over B games.
 """
 
@@ -8,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from azjax.games import Game, State
-from azjax.types import Array, PRNGKey
+from azjax.types import Array, PRNGKey, SearchOutput
 
 
 def where_rows(condition: Array, new, old):
@@ -55,3 +57,28 @@ def adjudicate_wins(game: Game, states: State, next_games: State, margin: float)
         legal_action_mask=jnp.zeros_like(next_games.legal_action_mask),
     )
     return where_rows(adjudicated, won, next_games), adjudicated
+
+
+def choose_action(
+    output: SearchOutput,
+    states: State,
+    key: PRNGKey,
+    temperature_moves: int,
+    *,
+    sample_search_action: bool = False,
+) -> Array:
+    """The self-play move [B] int32 for searched `states` [B].
+
+    For the first `temperature_moves` plies of a game the move is sampled from the search
+    policy (temperature 1), or is the search's own `action` with `sample_search_action`
+    (Gumbel search, whose action already carries noise); afterwards the policy's argmax.
+    """
+    if sample_search_action:
+        explore_action = output.action
+    else:
+        explore_action = jax.random.categorical(
+            key, jnp.log(output.action_weights + 1e-30), axis=-1
+        )
+    greedy_action = jnp.argmax(output.action_weights, axis=-1)
+    action = jnp.where(states.step_count < temperature_moves, explore_action, greedy_action)
+    return action.astype(jnp.int32)
