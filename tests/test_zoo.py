@@ -4,7 +4,7 @@ one and every command that takes an agent takes `--agent NAME` / `zoo:NAME`."""
 import jax
 import numpy as np
 import pytest
-from conftest import optimized_jit, require_program, tiny_config, untrained_run
+from conftest import jit_for, require_program, tiny_config, untrained_run
 
 from azjax import arena, cli, tournament, zoo
 from azjax.agent import load_agent, make_opponent
@@ -103,9 +103,8 @@ def test_every_shipped_agent_beats_random(name):
         f"zoo:{name}", num_simulations=min(16, zoo.read_config(name).eval.num_simulations)
     )
     opponent, params = make_opponent(agent.game, "random")
-    # Running outweighs compiling only in Xiangqi's games of up to 400 plies (36 s against
-    # 60 s there for 20 games; the other agents run 2-5 s faster unoptimised).
-    jit = optimized_jit if agent.game.max_episode_length >= 400 else jax.jit
+    # Xiangqi's games of up to 400 plies: 36 s optimised against 60 s for 20 games.
+    jit = jit_for(agent.game)
     # 12 games: 12 wins give a score interval of 0.76-1.00, 10 of 12 still 0.55-0.95.
     match = jit(arena.make_match(agent.game, agent.player, opponent, num_games=12))
     result = match(agent.variables, params, jax.random.PRNGKey(0))

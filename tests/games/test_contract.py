@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import optimized_jit
+from conftest import jit_for
 
 import azjax.games
 
@@ -37,12 +37,6 @@ def num_symmetry_games(game) -> int:
     """NUM_SYMMETRY_GAMES, or fewer (at least 4) where they would replay more than
     SYMMETRY_PLIES plies per symmetry (Go 19x19's games run to 722 plies: 8 games)."""
     return max(4, min(NUM_SYMMETRY_GAMES, SYMMETRY_PLIES // game.max_episode_length))
-
-
-def jit_for(game):
-    """`jax.jit`, or `optimized_jit` for games of 400 plies and more (Go 19x19, Xiangqi),
-    whose rollouts and replays take longer to run unoptimised than to compile optimised."""
-    return optimized_jit if game.max_episode_length >= 400 else jax.jit
 
 
 def random_legal_action(key: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
