@@ -35,6 +35,9 @@ VARIANTS = {
     "ownership": {"learner.ownership_weight": "1.5", "learner.score_weight": "1.0"},
     "global_pooling": {"network.global_pooling": "true"},
     "symmetric_eval": {"search.symmetric_eval": "true"},
+    # What the board's symmetries give in training: each sampled position as stored,
+    # without its random symmetry (`replay.augment` is on in every experiment).
+    "no_augment": {"replay.augment": "false"},
     "gumbel_8": {"search.algorithm": "gumbel", "search.num_simulations": "8"},
     "updates_32": {"learner.updates_per_iteration": "32"},  # the replay ratio, doubled from 16
     "forced_playouts": {"search.forced_playouts": "2.0"},  # KataGo's k

@@ -483,6 +483,12 @@ def test_sampled_ownership_turns_with_the_observation():
     unturned = np.asarray(jax.vmap(GO.observe)(states))
     turned = [not any(np.array_equal(np.asarray(o), u) for u in unturned) for o in batch.obs]
     assert sum(turned) >= len(turned) // 2
+    # Without augmentation (the ablation's `no_augment`) every sample is as stored.
+    plain = build.make_pipeline(
+        go_config(**{"learner.ownership_weight": 1.5, "replay.augment": False})
+    )
+    batch = jax.jit(functools.partial(steps.sample_batch, plain))(buffer, jax.random.key(1))
+    assert all(any(np.array_equal(np.asarray(o), u) for u in unturned) for o in batch.obs)
 
 
 def test_options_refused_for_a_game_without_ownership():
@@ -534,6 +540,9 @@ def test_ablation_variants_for_go_and_others(tmp_path):
         built = apply_overrides(copy.deepcopy(go), VARIANTS[name])
         assert built.learner.ownership_weight == weight, name
     assert {"ownership", "global_pooling"} <= set(ablation.applicable(go))
+    gomoku = load_config("gomoku_6x6_k4")  # training's symmetries, off
+    assert gomoku.replay.augment and "no_augment" in ablation.applicable(gomoku)
+    assert not apply_overrides(copy.deepcopy(gomoku), VARIANTS["no_augment"]).replay.augment
     others = ablation.applicable(load_config("tic_tac_toe"))
     assert "ownership" not in others and "global_pooling" in others and "baseline" in others
     with pytest.raises(UserError, match="variant ownership: learner.ownership_weight"):
