@@ -5,8 +5,9 @@ Variants (`--config othello:VARIANT`):
            2-core CPU the network's forward pass alone (batch 256, 103 ms) puts one iteration
            at over 100 s (65 evaluations x 16 plies).
   cpu6     6x6 on a 2-core CPU: 32 channels x 3 blocks, 128 games, 32 simulations (the size
-           that learned Gomoku 6x6 k4 in minutes), one hour, evaluated against random and
-           MCTS-200 as it trains, rated against MCTS-1000 at the end.
+           that learned Gomoku 6x6 k4 in minutes), value targets from game outcomes alone,
+           one hour, evaluated against random and MCTS-200 as it trains, rated against
+           MCTS-1000 at the end.
   cpu      8x8 on a 2-core CPU: the same network, two hours, rated against MCTS-1000.
 """
 
@@ -58,6 +59,9 @@ def _cpu_config(variant: str):
         # MCTS-1000's three evaluations took 17 of the first run's 60 minutes; MCTS-200
         # costs about a fifth of that, and the export rates against MCTS-1000.
         config.eval.opponents = ("random", "mcts:200")
+        # Outcomes alone as value targets: the same hour with the recipe's 0.5 mix of the
+        # searched value lost 0.208 of 200 games to this (docs/results.md, Othello 6x6).
+        config.learner.value_target_mix = 0.0
     else:
         config.selfplay.temperature_moves = 12
     return config
