@@ -60,7 +60,7 @@ def _cpu_config(variant: str):
         # costs about a fifth of that, and the export rates against MCTS-1000.
         config.eval.opponents = ("random", "mcts:200")
         # Outcomes alone as value targets: the same hour with the recipe's 0.5 mix of the
-        # searched value lost 0.208 of 200 games to this (docs/results.md, Othello 6x6).
+        # searched value scored 0.208 in 200 games against this (docs/results.md, Othello 6x6).
         config.learner.value_target_mix = 0.0
     else:
         config.selfplay.temperature_moves = 12
