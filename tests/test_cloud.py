@@ -3,12 +3,13 @@ server (PyPI, the test extra; `tests/gcs_emulator.py` adds the generation header
 Storage sends and tensorstore reads) on 127.0.0.1, reached through the variable that
 google-cloud-storage and gcsfs read (`STORAGE_EMULATOR_HOST`; azjax hands it to tensorstore).
 
-Every run is a child process, as on a pod's host: `azjax train` with evaluations, Elo anchors
-and gating writing to the bucket, stopped by a scheduler's SIGTERM and resumed from the run
-alone, equal to a straight run; then the commands that load a run read it from the bucket; a
-tournament in the bucket between a bucket run's checkpoints and baselines, resumed; and a
-sweep whose trials train in the bucket while its study is in a database (a journal file
-there is refused); a bucket that stops answering mid-save, for a while or for good. And
+Every run is a child process, as on a pod's host: a bucket that stops answering mid-save,
+for a while or for good, and `azjax train` with evaluations, Elo anchors and gating writing
+to the bucket, resumed from the run alone once the bucket is back, equal to a straight run
+(`-m deep` adds the same stopped by a scheduler's SIGTERM inside a save); then the commands
+that load a run read it from the bucket; a tournament in the bucket between a bucket run's
+checkpoints and baselines, resumed; and a sweep whose trials train in the bucket while its
+study is in a database (a journal file there is refused). And
 docs/scaling.md's commands for pods and buckets, run as written: its
 emulator, a Go 9x9 run over 4 processes into the bucket, resumed by 2 processes that find
 each other as a SLURM job's do (`--distributed auto`)."""
@@ -32,8 +33,6 @@ from conftest import (
     tiny_experiment,
     with_test_xla_flags,
 )
-
-pytestmark = pytest.mark.slow  # trains small runs and a sweep in child processes
 
 BUCKET = "azjax-test"
 
@@ -164,6 +163,9 @@ OVERRIDES = [
 ]
 
 
+# CI runs the same in the bucket-gone test below (a gs run stopped inside a save, resumed
+# from the bucket alone, equal to a straight run, with evaluations, Elo anchors and gating).
+@pytest.mark.deep
 def test_a_gs_run_stopped_and_resumed_equals_a_straight_run(emulator, tmp_path):
     env = _env(emulator)
     experiment = tiny_experiment(tmp_path, num_iterations=4, checkpoint_every=1)
@@ -233,19 +235,21 @@ sys.exit(cli.main(sys.argv[4:]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("outage", ["pause", "gone"])
 def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path, outage):
     """The bucket stops answering while iteration 3 is saved. Back within tensorstore's
     retries ("pause"), the run goes on; gone ("gone"), the run stops with one line naming the
-    last good checkpoint, and once the bucket is back the same command resumes. Either way
-    the run ends as a straight one does."""
+    last good checkpoint, and once the bucket is back the same command resumes from the
+    bucket alone (its config.json there), with evaluations, Elo anchors and gating writing
+    to the bucket. Either way the run ends as a straight one does."""
     require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
     port, folder = _free_port(), tmp_path / "bucket"
     folder.mkdir()
     server = _serve(_emulator_argv(port), folder, port)
     env = _env(f"http://127.0.0.1:{port}")
     experiment = tiny_experiment(tmp_path, num_iterations=4, checkpoint_every=1)
-    train = ["train", "--config", str(experiment)]
+    train = ["train", "--config", str(experiment), *(OVERRIDES if outage == "gone" else [])]
     straight, run = str(tmp_path / "straight"), f"gs://{BUCKET}/outage"
     try:
         _run([*train, "--workdir", straight], env)
@@ -263,8 +267,17 @@ def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path, outage):
             server = _serve(_emulator_argv(port), folder, port)  # back, with what it kept
             again = _run(["train", "--workdir", run], env)
             assert "resum" in again.stdout + again.stderr
-        lines = _read(f"http://127.0.0.1:{port}", "outage/metrics.jsonl").decode().splitlines()
-        records = [json.loads(line) for line in lines]
+        emulator = f"http://127.0.0.1:{port}"
+        records = [
+            json.loads(line) for line in _read(emulator, "outage/metrics.jsonl").splitlines()
+        ]
+        assert [r["iteration"] for r in records] == [1, 2, 3, 4]
+        if outage == "gone":
+            assert "eval/elo" in records[-1] and "gating/best_iteration" in records[-1]
+            files = _names(emulator, "outage/")
+            assert "outage/config.json" in files and "outage/eval_anchors/ratings.csv" in files
+            assert any(f.startswith("outage/gating/best_") for f in files), files
+            assert any(f.startswith("outage/tensorboard/events.out.tfevents") for f in files)
         with open(os.path.join(straight, "metrics.jsonl")) as file:
             expected = [json.loads(line) for line in file]
         ignored = ("wall_time", "seconds", "per_second", "pos/s", "minutes")
@@ -291,6 +304,7 @@ def small_run(emulator, tmp_path_factory) -> str:
     return run
 
 
+@pytest.mark.slow
 def test_the_commands_that_load_a_run_read_it_from_the_bucket(emulator, small_run):
     env = _env(emulator)
     run = small_run
@@ -328,6 +342,7 @@ def _games(emulator: str, prefix: str) -> list[dict]:
     return [json.loads(line) for line in lines]
 
 
+@pytest.mark.slow
 def test_a_tournament_in_the_bucket_plays_rates_and_resumes(emulator, small_run):
     env = _env(emulator)
     directory = f"gs://{BUCKET}/tournament"
@@ -361,6 +376,7 @@ def test_a_tournament_in_the_bucket_plays_rates_and_resumes(emulator, small_run)
     assert read == {"players": sorted(players), "games": 2 * len(grown), "steps": [1, 2]}
 
 
+@pytest.mark.slow
 def test_a_sweep_in_the_bucket_keeps_its_study_in_a_database(emulator, tmp_path):
     env = _env(emulator)
     experiment = tiny_experiment(tmp_path, num_iterations=2, checkpoint_every=2)
@@ -450,6 +466,7 @@ def _azjax(command: str, env: dict) -> tuple[list[str], dict]:
     return [PYTHON, "-m", "azjax.cli", *words[1:]], env
 
 
+@pytest.mark.slow
 def test_the_scaling_page_runs_as_written_with_its_bucket_on_an_emulator(tmp_path):
     require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
     # Its emulator, as the page starts it (on a free port, not 9023).
