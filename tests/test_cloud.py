@@ -163,6 +163,29 @@ OVERRIDES = [
 ]
 
 
+def _read_rated_run(emulator: str, name: str) -> list[dict]:
+    """The metrics of the 4-iteration run `name` in the bucket, trained with `OVERRIDES`,
+    checked for what they write there: evaluations, Elo anchors, gating, TensorBoard."""
+    records = [json.loads(line) for line in _read(emulator, f"{name}/metrics.jsonl").splitlines()]
+    assert [r["iteration"] for r in records] == [1, 2, 3, 4]
+    assert "eval/elo" in records[-1] and "gating/best_iteration" in records[-1]
+    files = _names(emulator, f"{name}/")
+    assert f"{name}/config.json" in files
+    assert f"{name}/eval_anchors/ratings.csv" in files
+    assert any(f.startswith(f"{name}/gating/best_") for f in files), files
+    assert any(f.startswith(f"{name}/tensorboard/events.out.tfevents") for f in files)
+    return records
+
+
+def _assert_same_records(expected: list[dict], records: list[dict]) -> None:
+    """Two runs' metrics agree but for their times."""
+    ignored = ("wall_time", "seconds", "per_second", "pos/s", "minutes")
+    for a, b in zip(expected, records, strict=True):
+        assert {k: v for k, v in a.items() if not any(w in k for w in ignored)} == {
+            k: v for k, v in b.items() if not any(w in k for w in ignored)
+        }
+
+
 # CI runs the same in the bucket-gone test below (a gs run stopped inside a save, resumed
 # from the bucket alone, equal to a straight run, with evaluations, Elo anchors and gating).
 @pytest.mark.deep
@@ -184,21 +207,10 @@ def test_a_gs_run_stopped_and_resumed_equals_a_straight_run(emulator, tmp_path):
 
     records = {}
     for name in ("straight", "resumed"):
-        lines = _read(emulator, f"{name}/metrics.jsonl").decode().splitlines()
-        records[name] = [json.loads(line) for line in lines]
-        assert [r["iteration"] for r in records[name]] == [1, 2, 3, 4]
-        assert "eval/elo" in records[name][-1] and "gating/best_iteration" in records[name][-1]
+        records[name] = _read_rated_run(emulator, name)
         files = _names(emulator, f"{name}/")
-        assert f"{name}/config.json" in files
-        assert f"{name}/eval_anchors/ratings.csv" in files
-        assert any(f.startswith(f"{name}/gating/best_") for f in files), files
-        assert any(f.startswith(f"{name}/tensorboard/events.out.tfevents") for f in files)
         assert any(f.startswith(f"{name}/checkpoints/4/") for f in files), files
-    ignored = ("wall_time", "seconds", "per_second", "pos/s", "minutes")
-    for a, b in zip(records["straight"], records["resumed"], strict=True):
-        assert {k: v for k, v in a.items() if not any(w in k for w in ignored)} == {
-            k: v for k, v in b.items() if not any(w in k for w in ignored)
-        }
+    _assert_same_records(records["straight"], records["resumed"])
     compared = _run([os.path.dirname(__file__), straight, resumed], env, script=COMPARE)
     assert compared.stdout.strip() == "same 4"
 
@@ -268,23 +280,14 @@ def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path, outage):
             again = _run(["train", "--workdir", run], env)
             assert "resum" in again.stdout + again.stderr
         emulator = f"http://127.0.0.1:{port}"
-        records = [
-            json.loads(line) for line in _read(emulator, "outage/metrics.jsonl").splitlines()
-        ]
-        assert [r["iteration"] for r in records] == [1, 2, 3, 4]
         if outage == "gone":
-            assert "eval/elo" in records[-1] and "gating/best_iteration" in records[-1]
-            files = _names(emulator, "outage/")
-            assert "outage/config.json" in files and "outage/eval_anchors/ratings.csv" in files
-            assert any(f.startswith("outage/gating/best_") for f in files), files
-            assert any(f.startswith("outage/tensorboard/events.out.tfevents") for f in files)
+            records = _read_rated_run(emulator, "outage")
+        else:
+            lines = _read(emulator, "outage/metrics.jsonl").splitlines()
+            records = [json.loads(line) for line in lines]
+            assert [r["iteration"] for r in records] == [1, 2, 3, 4]
         with open(os.path.join(straight, "metrics.jsonl")) as file:
-            expected = [json.loads(line) for line in file]
-        ignored = ("wall_time", "seconds", "per_second", "pos/s", "minutes")
-        for a, b in zip(expected, records, strict=True):
-            assert {k: v for k, v in a.items() if not any(w in k for w in ignored)} == {
-                k: v for k, v in b.items() if not any(w in k for w in ignored)
-            }
+            _assert_same_records([json.loads(line) for line in file], records)
         compared = _run([os.path.dirname(__file__), straight, run], env, script=COMPARE)
         assert compared.stdout.strip() == "same 4"
     finally:
