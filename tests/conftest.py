@@ -19,9 +19,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # program, jax's version and its flags, so a stale entry is never used.
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(REPO, ".pytest_cache", "jax"))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
-# XLA's CPU backend without its LLVM optimisation passes: tests check what programs compute,
-# not how fast, and most of their time is compilation (measured in docs/testing.md).
-TEST_XLA_FLAGS = "--xla_backend_optimization_level=0"
+# XLA's CPU backend without its LLVM optimisation passes and with its older loop emitters
+# instead of the MLIR fusion emitters (which take half of an unoptimised compile): tests
+# check what programs compute, not how fast, and most of their time is compilation
+# (measured in docs/testing.md).
+TEST_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
 os.environ.setdefault("XLA_FLAGS", TEST_XLA_FLAGS)
 
 import jax  # noqa: E402  (after the settings above)
@@ -276,6 +278,7 @@ def served(web_runs):
 _LEARNING_NOTEBOOKS = ("02_train_tic_tac_toe.ipynb", "03_search.ipynb", "05_sweep.ipynb")
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
 def pytest_collection_modifyitems(config, items):
     """Marks nbmake's notebook items `notebook`, and the learning ones `slow` as well."""
     for item in items:
@@ -283,6 +286,40 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.notebook)
             if item.path.name in _LEARNING_NOTEBOOKS:
                 item.add_marker(pytest.mark.slow)
+
+
+class _SlowFirst:
+    @pytest.hookimpl(trylast=True)  # after `-m` has deselected: the order of what will run
+    def pytest_collection_modifyitems(self, config, items):
+        workers = getattr(config, "workerinput", {}).get("workercount", 1)
+        items[:] = slow_first(items, workers)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_SlowFirst(), "azjax-slow-first")
+
+
+def slow_first(items: list, workers: int) -> list:
+    """The collection reordered so that each of `workers` contiguous shares starts with its
+    part of the slow tests (dealt round-robin), the rest after them in collection order.
+
+    `--dist worksteal` hands each worker a contiguous share of the collection and later
+    moves the *tail* of the longest queue to a worker that ran dry: with the minute-long
+    tests at the heads, the run ends on short tests on both workers rather than one worker
+    starting the scaling page in the last minutes while the other idles. Every worker
+    collects the same items in the same order, so they agree on the result."""
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if workers < 2 or not slow or len(slow) == len(items):
+        return items
+    rest = [item for item in items if not item.get_closest_marker("slow")]
+    shares, start = [], 0
+    for k in range(workers):  # the scheduler's split: an equal part of what is left
+        size = (len(items) - sum(map(len, shares))) // (workers - k)
+        heads = slow[k::workers]
+        shares.append(heads + rest[start : start + size - len(heads)])
+        start += size - len(heads)
+    shares[-1] += rest[start:]
+    return [item for share in shares for item in share]
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -4,7 +4,7 @@ import os
 import sys
 
 import pytest
-from conftest import require_program
+from conftest import require_program, slow_first
 
 MISSING = "azjax-no-such-program"
 
@@ -36,3 +36,43 @@ def test_require_program_fails_without_the_program_where_ci_requires_it(monkeypa
         f"{MISSING} is not installed (install it with: apt-get install it); "
         "AZJAX_REQUIRE_EXTERNAL=1 requires it"
     )
+
+
+class _Item:
+    def __init__(self, name, slow):
+        self.name, self.slow = name, slow
+
+    def get_closest_marker(self, name):
+        return name == "slow" and self.slow or None
+
+
+def _shares(items, workers):
+    """How pytest-xdist's worksteal scheduler first splits a collection: each worker in turn
+    an equal part of what is left, contiguous."""
+    shares, left = [], list(items)
+    for k in range(workers):
+        size = len(left) // (workers - k)
+        shares.append(left[:size])
+        left = left[size:]
+    return shares
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_slow_first_puts_the_slow_tests_at_the_head_of_each_workers_share(workers):
+    items = [_Item(f"t{i}", slow=i % 7 == 3) for i in range(50)]
+    ordered = slow_first(items, workers)
+    assert sorted(item.name for item in ordered) == sorted(item.name for item in items)
+    slow = [item for item in items if item.slow]
+    for k, share in enumerate(_shares(ordered, workers)):
+        heads = [item for item in share if item.slow]
+        assert heads == slow[k::workers]  # dealt round-robin, in collection order
+        assert share[: len(heads)] == heads
+        rest = [item.name for item in share[len(heads) :]]
+        assert rest == sorted(rest, key=lambda name: int(name[1:]))  # the rest as collected
+
+
+def test_slow_first_keeps_the_order_without_workers_or_without_a_mix():
+    mixed = [_Item("a", False), _Item("b", True)]
+    assert slow_first(mixed, 1) == mixed
+    only_slow = [_Item("a", True), _Item("b", True)]
+    assert slow_first(only_slow, 2) == only_slow
