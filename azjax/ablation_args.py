@@ -39,6 +39,12 @@ VARIANTS = {
     # without its random symmetry (`replay.augment` is on in every experiment).
     "no_augment": {"replay.augment": "false"},
     "gumbel_8": {"search.algorithm": "gumbel", "search.num_simulations": "8"},
+    # The same with Gumbel's c_scale at 1.0 instead of mctx's 0.1 (what made Xiangqi learn).
+    "gumbel_8_c1": {
+        "search.algorithm": "gumbel",
+        "search.num_simulations": "8",
+        "search.gumbel_value_scale": "1.0",
+    },
     "updates_32": {"learner.updates_per_iteration": "32"},  # the replay ratio, doubled from 16
     "forced_playouts": {"search.forced_playouts": "2.0"},  # KataGo's k
     # The two that helped most on Gomoku, together.

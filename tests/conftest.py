@@ -19,11 +19,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # program, jax's version and its flags, so a stale entry is never used.
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(REPO, ".pytest_cache", "jax"))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
-# XLA's CPU backend without its LLVM optimisation passes and with its older loop emitters
-# instead of the MLIR fusion emitters (which take half of an unoptimised compile): tests
-# check what programs compute, not how fast, and most of their time is compilation
-# (measured in docs/testing.md).
-TEST_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
+# XLA's CPU backend without its LLVM optimisation passes: tests check what programs compute,
+# not how fast, and most of their time is compilation (measured in docs/testing.md).
+TEST_XLA_FLAGS = "--xla_backend_optimization_level=0"
 os.environ.setdefault("XLA_FLAGS", TEST_XLA_FLAGS)
 
 import jax  # noqa: E402  (after the settings above)

@@ -543,6 +543,9 @@ def test_ablation_variants_for_go_and_others(tmp_path):
     gomoku = load_config("gomoku_6x6_k4")  # training's symmetries, off
     assert gomoku.replay.augment and "no_augment" in ablation.applicable(gomoku)
     assert not apply_overrides(copy.deepcopy(gomoku), VARIANTS["no_augment"]).replay.augment
+    c1 = apply_overrides(copy.deepcopy(gomoku), VARIANTS["gumbel_8_c1"])
+    assert (c1.search.algorithm, c1.search.num_simulations) == ("gumbel", 8)
+    assert c1.search.gumbel_value_scale == 1.0 != gomoku.search.gumbel_value_scale
     others = ablation.applicable(load_config("tic_tac_toe"))
     assert "ownership" not in others and "global_pooling" in others and "baseline" in others
     with pytest.raises(UserError, match="variant ownership: learner.ownership_weight"):
