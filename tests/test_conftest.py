@@ -76,3 +76,11 @@ def test_slow_first_keeps_the_order_without_workers_or_without_a_mix():
     assert slow_first(mixed, 1) == mixed
     only_slow = [_Item("a", True), _Item("b", True)]
     assert slow_first(only_slow, 2) == only_slow
+
+
+def test_slow_first_keeps_every_item_when_most_are_slow():
+    items = [_Item(f"t{i}", slow=i < 10) for i in range(12)]
+    ordered = slow_first(items, 2)
+    assert sorted(item.name for item in ordered) == sorted(item.name for item in items)
+    # Each share of 6 starts with its 5 slow tests; the rest fill what is left of it.
+    assert [item.slow for item in ordered] == ([True] * 5 + [False]) * 2
