@@ -4,6 +4,7 @@ No timing assertions: machines are shared and noisy.
 """
 
 import argparse
+import builtins
 import math
 
 import jax
@@ -78,8 +79,6 @@ def test_parse_batch_sizes():
 
 
 def test_pgx_missing_is_reported(monkeypatch):
-    import builtins  # noqa: PLC0415
-
     real_import = builtins.__import__
 
     def no_pgx(name, *args, **kwargs):

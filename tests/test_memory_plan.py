@@ -5,11 +5,13 @@ command line tests reuse it, so they check the command's plumbing and output, no
 """
 
 import dataclasses
+import subprocess
+import sys
 
 import jax
 import numpy as np
 import pytest
-from conftest import tiny_config, tiny_experiment
+from conftest import subprocess_env, tiny_config, tiny_experiment
 
 from azjax import build, cli, steps
 from azjax.bench import memory, memory_model
@@ -166,11 +168,6 @@ def test_overrides_need_memory(capsys):
 def test_cli_compiles_on_forced_cpu_devices(tmp_path):
     """The command in a fresh process asks jax for 2 CPU devices and compiles the sharded
     programs."""
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
-    from conftest import subprocess_env  # noqa: PLC0415
-
     experiment = tiny_experiment(tmp_path, num_iterations=1, checkpoint_every=1)
     result = subprocess.run(
         [sys.executable, "-m", "azjax.cli", "bench", "--memory", "--config", str(experiment)]

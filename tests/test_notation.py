@@ -12,6 +12,7 @@ import pytest
 
 import azjax.games
 from azjax import notation
+from azjax.notation import xiangqi
 from azjax.notation.base import Notation
 from azjax.types import UserError
 
@@ -147,8 +148,6 @@ _START = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR"
     ],
 )
 def test_xiangqi_fen_counts_are_ascii_digits_within_range(fen, message):
-    from azjax.notation import xiangqi  # noqa: PLC0415
-
     game = azjax.games.make("xiangqi")
     if message is None:
         state = xiangqi.from_fen(game, fen)

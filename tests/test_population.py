@@ -1,5 +1,6 @@
 """Populations (azjax/population.py) and population-based training (azjax/pbt.py)."""
 
+import dataclasses
 import math
 
 import jax
@@ -138,8 +139,6 @@ def test_pbt_ranks_copies_the_best_and_perturbs():
 
 
 def dataclass_replace(settings, **changes):
-    import dataclasses  # noqa: PLC0415
-
     return dataclasses.replace(settings, **changes)
 
 

@@ -9,12 +9,16 @@ from the newest good checkpoint with `metrics.jsonl` holding iterations 1..n exa
 
 import functools
 import json
+import logging
 import os
+import random
 import shutil
 import signal
 import struct
 import subprocess
 import textwrap
+import time
+import types
 from pathlib import Path
 
 import jax
@@ -30,9 +34,11 @@ from conftest import (
 )
 
 from azjax import agent as agent_lib
-from azjax import cli, runs
+from azjax import build, checkpoint, cli, faults, runs
+from azjax import config as config_lib
 from azjax import train as train_lib
 from azjax.metrics import read_metrics
+from azjax.types import RunError
 
 
 def recovery_config(num_iterations: int = 4):
@@ -355,8 +361,6 @@ def test_ctrl_c_during_imports_exits_cleanly(tmp_path):
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env()
     )
-    import time  # noqa: PLC0415
-
     time.sleep(1.0)  # inside the imports of jax, flax and orbax (several seconds here)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=300)
@@ -367,9 +371,6 @@ def test_ctrl_c_during_imports_exits_cleanly(tmp_path):
 def test_checkpoints_of_another_network_shape_load_with_their_own_config(tmp_path):
     """After `--allow-config-change` to a wider network, an older checkpoint still loads, as
     the network it was written with."""
-    from azjax import build, checkpoint  # noqa: PLC0415
-    from azjax import config as config_lib  # noqa: PLC0415
-
     narrow = tiny_config()
     untrained_run(tmp_path, narrow)  # checkpoint 0: 8 channels
     wide = tiny_config()
@@ -393,8 +394,6 @@ def test_checkpoints_of_another_network_shape_load_with_their_own_config(tmp_pat
 
 
 def _tiny_checkpointer(workdir, **options):
-    from azjax import checkpoint  # noqa: PLC0415
-
     return checkpoint.Checkpointer(workdir, **options)
 
 
@@ -484,8 +483,6 @@ def test_the_checkpoints_folder_vanishing_under_two_saves_in_a_row_stops_the_run
     tmp_path, capfd, no_orbax_logs
 ):
     """The first loss is a warning (save again); the second in a row one RunError line."""
-    from azjax.types import RunError  # noqa: PLC0415
-
     checkpointer = _tiny_checkpointer(tmp_path)
     _save(checkpointer, 1)
     assert checkpointer.wait()
@@ -520,11 +517,6 @@ def test_the_checkpoints_folder_vanishing_under_two_saves_in_a_row_stops_the_run
 def test_orbax_log_records_and_closed_event_loops_are_silenced(tmp_path, caplog):
     """orbax's records (its failures reach the caller as exceptions) and the "Event loop is
     closed" errors of reads that orbax gave up on are dropped; nothing else is."""
-    import logging  # noqa: PLC0415
-    import types  # noqa: PLC0415
-
-    from azjax import faults  # noqa: PLC0415
-
     _tiny_checkpointer(tmp_path).close()  # installs the filter
     absl = logging.getLogger("absl")
     with caplog.at_level(logging.INFO):
@@ -546,8 +538,6 @@ def test_orbax_log_records_and_closed_event_loops_are_silenced(tmp_path, caplog)
 def test_damaged_checkpoints_are_skipped_in_one_line_each(tmp_path, capfd, no_orbax_logs):
     """Random bytes over half the files of a checkpoint of many arrays, as often as a few
     seeds give: one warning line each time, nothing else on stderr."""
-    import random  # noqa: PLC0415
-
     for seed in range(4):
         workdir = tmp_path / str(seed)
         checkpointer = _tiny_checkpointer(workdir)

@@ -19,6 +19,7 @@ pytest.importorskip(
 from conftest import PYTHON, subprocess_env  # noqa: E402
 from web import GAMES, Client  # noqa: E402
 
+from azjax import serve  # noqa: E402
 from azjax.serve.session import Sessions  # noqa: E402
 
 
@@ -409,8 +410,6 @@ def _read_until_closed(connection) -> bytes:
 @pytest.fixture(scope="module")
 def impatient(web_runs):
     """A web board that gives each request's head, then its body, one second."""
-    from azjax import serve  # noqa: PLC0415
-
     background = serve.Background(serve.make_server(web_runs("tic_tac_toe")), request_timeout=1)
     yield Client(background.url)
     background.stop()

@@ -16,6 +16,7 @@ from conftest import tiny_config
 from azjax import build, cli, evaluation, schema
 from azjax import config as config_lib
 from azjax import train as train_lib
+from azjax.agent import load_agent
 from azjax.types import UserError
 
 
@@ -178,8 +179,6 @@ def test_damaged_config_json(capsys, run_dir, tmp_path, content, fragment):
         ["train", "--workdir", copy],
     ):
         assert_one_line_error(capsys, argv, str(path), fragment)
-    from azjax.agent import load_agent  # noqa: PLC0415
-
     with pytest.raises(UserError, match=fragment):
         load_agent(copy)
 
