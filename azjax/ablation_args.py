@@ -6,6 +6,8 @@ import argparse
 __all__ = ["ALL_OFF", "VARIANTS", "add_parser"]
 
 # Every technique off: the baseline the single-technique variants start from.
+# Few-simulation Gumbel search (Danihelka et al. 2022), the base of two variants.
+GUMBEL_8 = {"search.algorithm": "gumbel", "search.num_simulations": "8"}
 ALL_OFF = {
     "search.tree_reuse": "false",
     "selfplay.full_search_fraction": "1.0",
@@ -38,13 +40,9 @@ VARIANTS = {
     # What the board's symmetries give in training: each sampled position as stored,
     # without its random symmetry (`replay.augment` is on in every experiment).
     "no_augment": {"replay.augment": "false"},
-    "gumbel_8": {"search.algorithm": "gumbel", "search.num_simulations": "8"},
+    "gumbel_8": GUMBEL_8,
     # The same with Gumbel's c_scale at 1.0 instead of mctx's 0.1 (what made Xiangqi learn).
-    "gumbel_8_c1": {
-        "search.algorithm": "gumbel",
-        "search.num_simulations": "8",
-        "search.gumbel_value_scale": "1.0",
-    },
+    "gumbel_8_c1": {**GUMBEL_8, "search.gumbel_value_scale": "1.0"},
     "updates_32": {"learner.updates_per_iteration": "32"},  # the replay ratio, doubled from 16
     "forced_playouts": {"search.forced_playouts": "2.0"},  # KataGo's k
     # The two that helped most on Gomoku, together.
