@@ -5,9 +5,9 @@ import argparse
 
 __all__ = ["ALL_OFF", "VARIANTS", "add_parser"]
 
-# Every technique off: the baseline the single-technique variants start from.
 # Few-simulation Gumbel search (Danihelka et al. 2022), the base of two variants.
 GUMBEL_8 = {"search.algorithm": "gumbel", "search.num_simulations": "8"}
+# Every technique off: the baseline the single-technique variants start from.
 ALL_OFF = {
     "search.tree_reuse": "false",
     "selfplay.full_search_fraction": "1.0",
