@@ -37,6 +37,9 @@ VARIANTS = {
     "ownership": {"learner.ownership_weight": "1.5", "learner.score_weight": "1.0"},
     "global_pooling": {"network.global_pooling": "true"},
     "symmetric_eval": {"search.symmetric_eval": "true"},
+    # One ply of lookahead for wins in every evaluated position (`evaluators.
+    # with_immediate_wins`), in self-play and in the rated agent's search.
+    "win_check": {"search.win_check": "true"},
     # What the board's symmetries give in training: each sampled position as stored,
     # without its random symmetry (`replay.augment` is on in every experiment).
     "no_augment": {"replay.augment": "false"},

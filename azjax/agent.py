@@ -18,7 +18,7 @@ import ml_collections
 from azjax import build, checkpoint, zoo
 from azjax.arena import random_player, search_player
 from azjax.checkpoint_restore import DamagedCheckpoint
-from azjax.config import from_dict, parse_opponent_spec, read_config_file
+from azjax.config import apply_overrides, from_dict, parse_opponent_spec, read_config_file
 from azjax.games import Game, State
 from azjax.mcts_baseline import make_mcts_baseline
 from azjax.minimax import make_minimax_player
@@ -115,7 +115,11 @@ class TreeMemory:
 
 
 def load_agent(
-    workdir: str | Path, *, num_simulations: int | None = None, step: int | None = None
+    workdir: str | Path,
+    *,
+    num_simulations: int | None = None,
+    step: int | None = None,
+    search: dict[str, str] | None = None,
 ) -> Agent:
     """Loads the newest readable (or the `step`) checkpoint of a run as an `Agent`.
 
@@ -127,10 +131,12 @@ def load_agent(
         one checkpoint in it (`RUN/checkpoints/STEP`), or `zoo:NAME`, a shipped agent.
       num_simulations: search simulations per move (default: the run's eval setting).
       step: iteration to load (default: the newest).
+      search: overrides of the agent's `search.*` config keys (`{"search.win_check":
+        "true"}`): the same network with another search, to rate or play it.
 
     Raises:
-      UserError: not a run directory, no checkpoint, a damaged one asked for by `step`, or a
-        bad `num_simulations`.
+      UserError: not a run directory, no checkpoint, a damaged one asked for by `step`, a
+        bad `num_simulations`, or a bad or non-search override.
     """
     if num_simulations is not None and not 1 <= num_simulations <= 1_000_000:
         raise UserError(f"simulations must be between 1 and 1000000, got {num_simulations}")
@@ -138,10 +144,7 @@ def load_agent(
         config, variables, card = zoo.load(str(workdir))
         if step is not None and step != card.iteration:
             raise UserError(f"{workdir} is iteration {card.iteration}, not {step}")
-        game = build.make_game(config)
-        network = build.make_network_for(config, game)
-        simulations = num_simulations or config.eval.num_simulations
-        return Agent(game, network, config, variables, card.iteration, simulations)
+        return _agent(config, variables, card.iteration, num_simulations, search)
     path = workdir_path(workdir)
     if path.name.isdigit() and path.parent.name == "checkpoints":  # a checkpoint's path
         workdir, step = path.parent.parent, int(path.name) if step is None else step
@@ -173,10 +176,20 @@ def load_agent(
     config = run_config
     if restored.config is not None:
         config = from_dict(restored.config, source=f"checkpoint {restored.step} of {workdir}")
+    return _agent(config, restored.params, restored.step, num_simulations, search)
+
+
+def _agent(config, variables, iteration: int, num_simulations, search) -> Agent:
+    """The agent of a loaded checkpoint, its config's `search.*` keys overridden by `search`."""
+    if search:
+        wrong = sorted(key for key in search if not key.startswith("search."))
+        if wrong:
+            raise UserError(f"an agent's overrides are search.* keys, not {wrong[0]!r}")
+        config = apply_overrides(ml_collections.ConfigDict(config.to_dict()), search)
     game = build.make_game(config)
     network = build.make_network_for(config, game)
     simulations = num_simulations or config.eval.num_simulations
-    return Agent(game, network, config, restored.params, restored.step, simulations)
+    return Agent(game, network, config, variables, iteration, simulations)
 
 
 def _variables_like(config: ml_collections.ConfigDict):

@@ -20,11 +20,12 @@ from flax import struct
 from jax.sharding import Mesh
 
 from azjax import games
+from azjax.evaluators import network_evaluator, with_immediate_wins
 from azjax.games import Game
 from azjax.learner import Optimizer, make_schedule
 from azjax.networks import Network, make_network
 from azjax.schema import selfplay_game_kwargs
-from azjax.search import SearchParams, make_search, network_evaluator
+from azjax.search import SearchParams, make_search
 from azjax.selfplay import PlayoutCap, ResignRule
 from azjax.types import Array, Searcher, UserError
 
@@ -93,9 +94,12 @@ def make_searcher(
       return_tree: return the search tree too (GTP analysis); such a search starts from an
         empty tree at every call (no tree reuse).
     """
+    evaluate = network_evaluator(game, network, symmetric=bool(config.search.symmetric_eval))
+    if config.search.win_check:
+        evaluate = with_immediate_wins(game, evaluate)
     return make_search(
         game,
-        network_evaluator(game, network, symmetric=bool(config.search.symmetric_eval)),
+        evaluate,
         num_simulations=num_simulations or config.search.num_simulations,
         algorithm=config.search.algorithm,
         max_num_considered_actions=config.search.max_num_considered_actions,

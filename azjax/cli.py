@@ -31,7 +31,7 @@ from azjax.extras import missing_extra
 from azjax.faults import first_line, is_unreachable
 
 
-def _evaluate(args) -> int:
+def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
     import jax  # noqa: PLC0415
 
     from azjax import agent as agent_lib  # noqa: PLC0415
@@ -41,7 +41,7 @@ def _evaluate(args) -> int:
     from azjax.types import UserError  # noqa: PLC0415
 
     parse_opponent_spec(args.opponent)
-    agent = agent_lib.load_agent(args.workdir, num_simulations=args.simulations)
+    agent = agent_lib.load_agent(args.workdir, num_simulations=args.simulations, search=overrides)
     opponent, params = agent_lib.make_opponent(
         agent.game, args.opponent, num_simulations=args.simulations
     )
@@ -62,9 +62,10 @@ def _evaluate(args) -> int:
         sgf.check_go(agent.game)
     result = match(agent.variables, params, jax.random.PRNGKey(args.seed))
     summary = arena.summarize(jax.device_get(result.outcomes))
+    changed = "".join(f", {key}={value}" for key, value in (overrides or {}).items())
     print(
         f"{args.workdir} (iteration {agent.iteration}, {agent.num_simulations} "
-        f"simulations) vs {args.opponent}: {summary.format()}"
+        f"simulations{changed}) vs {args.opponent}: {summary.format()}"
     )
     if args.sgf:
         name = f"azjax-{agent.iteration}"
@@ -287,11 +288,13 @@ def _main(argv: list[str]) -> int:
         memory = args.command == "bench" and (
             args.memory or args.population is not None or args.search_options
         )
+        if overrides and args.command == "evaluate":
+            return _evaluate(args, overrides)  # the agent's search.* keys (`load_agent`)
         if overrides and args.command not in ("train", "sweep", "ablation") and not memory:
             raise UserError(
                 "--config.KEY=VALUE overrides apply to `azjax train`, `azjax sweep`, "
-                "`azjax ablation` and `azjax bench --memory`, `--population` or "
-                "`--search-options`"
+                "`azjax ablation`, `azjax bench --memory`, `--population` or "
+                "`--search-options`, and `azjax evaluate` (the agent's search.* keys)"
             )
         if args.command == "train":
             return train(args, overrides)

@@ -66,6 +66,7 @@ ADDED_KEYS = (
     "learner.score_weight",
     "selfplay.game_kwargs",
     "search.gumbel_value_scale",
+    "search.win_check",
 )
 OLD_VALUES = {
     "search.tree_reuse": False,

@@ -1,7 +1,8 @@
 """The evaluators a search is built from: `evaluate(params, states [B], key) -> (logits
 [B, A], value [B])`, the prior and the value for the player to move. AlphaZero's is the
 network (`network_evaluator`); the pure-MCTS baseline's a uniform prior and the outcome of a
-random playout (`rollout_evaluator`)."""
+random playout (`rollout_evaluator`). `with_immediate_wins` adds one ply of lookahead for
+wins to either (`search.win_check`)."""
 
 import jax
 import jax.numpy as jnp
@@ -64,3 +65,33 @@ def rollout_evaluator(game: Game) -> Evaluator:
         return jnp.zeros((batch_size, game.num_actions), jnp.float32), value
 
     return evaluate
+
+
+def with_immediate_wins(game: Game, evaluate: Evaluator) -> Evaluator:
+    """`evaluate` with one ply of lookahead for the player to move (`search.win_check`).
+
+    Every legal move of each state is played; where one ends the game won, the state's value
+    is that win's reward and its prior is shared among the winning moves alone (the others'
+    logits at the lowest float), so the search plays the win at once, and a move into such a
+    state is valued as the loss it is on its first visit. Without it a reply the prior
+    all but rules out goes unvisited: Othello 8x8's zoo agent, 200 simulations, walked into
+    10-ply wipeouts whose last move had a prior of 0.002-0.007 (docs/results.md). It costs
+    `game.num_actions` game steps per evaluated state.
+    """
+
+    def wins(state: State) -> tuple[Array, Array]:
+        actions = jnp.arange(game.num_actions, dtype=jnp.int32)
+        after = jax.vmap(game.step, in_axes=(None, 0))(state, actions)
+        reward = after.rewards[:, state.current_player]  # [A] for the player who moved
+        return state.legal_action_mask & after.terminated & (reward > 0), reward
+
+    def evaluate_with_wins(params, states: State, key: PRNGKey) -> tuple[Array, Array]:
+        logits, value = evaluate(params, states, key)
+        winning, reward = jax.vmap(wins)(states)  # [B, A]
+        any_win = winning.any(axis=-1)
+        lowest = jnp.finfo(logits.dtype).min
+        logits = jnp.where(any_win[:, None], jnp.where(winning, 0.0, lowest), logits)
+        value = jnp.where(any_win, jnp.max(jnp.where(winning, reward, -jnp.inf), axis=-1), value)
+        return logits, value.astype(jnp.float32)
+
+    return evaluate_with_wins

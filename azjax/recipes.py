@@ -47,6 +47,11 @@ def base_config() -> ml_collections.ConfigDict:
     # Each network evaluation in the search sees the position through a random board
     # symmetry (AlphaGo Zero); off by default (the ablation measures it).
     config.search.symmetric_eval = False
+    # One ply of lookahead for wins in every evaluated position (`evaluators.
+    # with_immediate_wins`): a move that lets the opponent win at once is seen as lost on its
+    # first visit, however low the prior of the winning reply. Off by default: it costs one
+    # game step per action per evaluation (docs/results.md, Othello 8x8).
+    config.search.win_check = False
     # KataGo's forced playouts with policy target pruning in self-play's PUCT search: k (0:
     # off; KataGo uses 2). A root child short of sqrt(k * prior * visits) visits is visited
     # next, and those forced visits come off the policy target (azjax/forced_playouts.py).

@@ -117,6 +117,7 @@ _OTHER = (
     "replay.augment",
     "search.tree_reuse",
     "search.symmetric_eval",
+    "search.win_check",
     "selfplay.resign",
     "network.global_pooling",
     "learner.boundaries",
@@ -179,6 +180,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
         "eval.elo",
         "search.tree_reuse",
         "search.symmetric_eval",
+        "search.win_check",
         "selfplay.resign",
         "network.global_pooling",
     ):

@@ -1,10 +1,13 @@
 """The memory plan (`azjax bench --memory`, `azjax.bench.memory`) on a tiny config.
 
-The plan compiles 8 programs of the tiny config once (module fixture, under a minute); the
-command line tests reuse it, so they check the command's plumbing and output, not XLA again.
+The plan compiles 8 programs of the tiny config once: the command in a fresh process that
+asks jax for 2 CPU devices and compiles the sharded programs (module fixture, under a
+minute), keeping the plan it printed for the tests of the plan. The other command line tests
+reuse that plan, so they check the command's plumbing and output, not XLA again.
 """
 
 import dataclasses
+import pickle
 import subprocess
 import sys
 
@@ -34,9 +37,43 @@ def jax_started():
     jax.devices()
 
 
+# The command, with `memory.plan` wrapped to keep what it returns (argv: the pickle's path,
+# then the command's arguments).
+KEEP_THE_PLAN = """
+import pickle, sys
+from azjax import cli
+from azjax.bench import memory
+plans, plan = [], memory.plan
+memory.plan = lambda *args, **kwargs: plans.append(plan(*args, **kwargs)) or plans[-1]
+code = cli.main(sys.argv[2:])
+with open(sys.argv[1], "wb") as file:
+    pickle.dump(plans, file)
+sys.exit(code)
+"""
+
+
 @pytest.fixture(scope="module")
-def tiny_plan():
-    return memory.plan(tiny_config(), num_devices=DEVICES)
+def command(tmp_path_factory):
+    """`azjax bench --memory --devices 2` of the tiny experiment in a fresh process: the
+    finished process and the one plan it made."""
+    folder = tmp_path_factory.mktemp("memory_plan")
+    experiment = tiny_experiment(folder, num_iterations=1, checkpoint_every=1)
+    argv = ["bench", "--memory", "--config", str(experiment), "--devices", str(DEVICES)]
+    result = subprocess.run(
+        [sys.executable, "-c", KEEP_THE_PLAN, str(folder / "plan.pkl"), *argv],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    [plan] = pickle.loads((folder / "plan.pkl").read_bytes())
+    return result, plan
+
+
+@pytest.fixture(scope="module")
+def tiny_plan(command):
+    return command[1]
 
 
 def test_bytes_match_a_real_state(tiny_plan):
@@ -164,19 +201,11 @@ def test_overrides_need_memory(capsys):
     assert "bench --memory" in capsys.readouterr().err
 
 
-@pytest.mark.slow
-def test_cli_compiles_on_forced_cpu_devices(tmp_path):
+def test_cli_compiles_on_forced_cpu_devices(command):
     """The command in a fresh process asks jax for 2 CPU devices and compiles the sharded
-    programs."""
-    experiment = tiny_experiment(tmp_path, num_iterations=1, checkpoint_every=1)
-    result = subprocess.run(
-        [sys.executable, "-m", "azjax.cli", "bench", "--memory", "--config", str(experiment)]
-        + ["--devices", "2"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr
+    programs; what it prints is its plan's table."""
+    result, plan = command
+    assert plan.num_devices == DEVICES and plan.name == "tiny_tic_tac_toe"
     assert "the sharded programs on 2 cpu devices" in result.stdout
     assert "| 16 GiB |" in result.stdout
+    assert plan.table() in result.stdout
