@@ -6,35 +6,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_search import C4, C4_BLOCK, C4_WIN, TTT, batch, play
 
 import azjax
-from azjax import cli, games
+from azjax import cli
 from azjax.evaluators import with_immediate_wins
 from azjax.search import SearchParams, make_search
 from azjax.types import UserError
 
-C4 = games.make("connect_four")
-TTT = games.make("tic_tac_toe")
-# Connect Four, X (player 0) to move wins at column 3: X in row 0 at columns 0-2.
-C4_WIN = [0, 0, 1, 1, 2, 6]
-# Connect Four, O (player 1) to move must block column 3; O has no win.
-C4_BLOCK = [0, 6, 1, 6, 2]
 # Tic-tac-toe, X to move wins at cell 2 (row) and at cell 8 (diagonal):
 #   X X .
 #   O X O
 #   . O .
 TTT_TWO_WINS = [0, 3, 1, 5, 4, 7]
-
-
-def play(game, moves):
-    state = game.init(jax.random.PRNGKey(0))
-    for move in moves:
-        state = game.step(state, move)
-    return state
-
-
-def batch(*states):
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
 
 
 def blind(column: int, value: float = 0.0):
