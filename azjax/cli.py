@@ -289,7 +289,8 @@ def _main(argv: list[str]) -> int:
             args.memory or args.population is not None or args.search_options
         )
         if overrides and args.command == "evaluate":
-            return _evaluate(args, overrides)  # the agent's search.* keys (`load_agent`)
+            if all(key.startswith("search.") for key in overrides):
+                return _evaluate(args, overrides)  # the agent's search (`load_agent`)
         if overrides and args.command not in ("train", "sweep", "ablation") and not memory:
             raise UserError(
                 "--config.KEY=VALUE overrides apply to `azjax train`, `azjax sweep`, "
