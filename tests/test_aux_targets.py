@@ -408,6 +408,7 @@ ALL_ON = {
 }
 
 
+@pytest.mark.slow  # two Go runs: 36 s
 def test_go_run_with_all_three_options_trains_and_resumes(tmp_path):
     config = go_config(**ALL_ON)
     workdir = tmp_path / "run"

@@ -27,6 +27,7 @@ def quick_bench():
     return harness.run(args)
 
 
+@pytest.mark.slow  # the quick bench's fixture: 33 s
 def test_rows_cover_every_stage(quick_bench):
     rows, _ = quick_bench
     env_rows = [row for row in rows if row.name.startswith("env steps")]
@@ -41,6 +42,7 @@ def test_rows_cover_every_stage(quick_bench):
         assert sum(row.name.startswith(prefix) for row in rows) == 1, prefix
 
 
+@pytest.mark.slow  # the quick bench's fixture: 33 s
 def test_rates_are_positive_and_finite(quick_bench):
     rows, _ = quick_bench
     for row in rows:
@@ -48,6 +50,7 @@ def test_rates_are_positive_and_finite(quick_bench):
         assert row.batch_size > 0, row
 
 
+@pytest.mark.slow  # the quick bench's fixture: 33 s
 def test_env_rows_compare_with_pgx(quick_bench):
     rows, _ = quick_bench
     for row in rows:
@@ -60,6 +63,7 @@ def test_env_rows_compare_with_pgx(quick_bench):
             assert math.isfinite(row.ratio) and row.ratio > 0, row
 
 
+@pytest.mark.slow  # the quick bench's fixture: 33 s
 def test_text_is_a_markdown_table(quick_bench):
     rows, text = quick_bench
     lines = text.splitlines()

@@ -70,6 +70,7 @@ def test_anchor_specs_and_default_anchor():
     assert anchors.default_anchor(["random", "minimax"]) == "random"
 
 
+@pytest.mark.slow  # 19 s
 def test_a_run_calibrates_its_anchors_once_and_logs_its_elo(tmp_path):
     config = tiny_config("tic_tac_toe")
     config.eval.every = 2

@@ -19,6 +19,10 @@ from conftest import subprocess_env, tiny_config, tiny_experiment
 from azjax import build, cli, steps
 from azjax.bench import memory, memory_model
 
+# The tests of the `command` fixture (`azjax bench --memory`, eight programs to compile: 50 s)
+# run in the slow set (docs/testing.md).
+SLOW = pytest.mark.slow
+
 DEVICES = 2
 # The linear model's error at the held-out compile (b3 = 2 x b2): the temporaries of the
 # search and the learner within 15%, the whole peak (arguments and outputs exact) within 5%.
@@ -76,6 +80,7 @@ def tiny_plan(command):
     return command[1]
 
 
+@SLOW
 def test_bytes_match_a_real_state(tiny_plan):
     config = tiny_config()
     state = steps.init_state(build.make_pipeline(config), jax.random.PRNGKey(0))
@@ -89,6 +94,7 @@ def test_bytes_match_a_real_state(tiny_plan):
     assert tiny_plan.game_share == pytest.approx(1 / DEVICES)
 
 
+@SLOW
 def test_fit_predicts_the_held_out_compile(tiny_plan):
     for name, model in tiny_plan.models.items():
         fitted_games = {program.games for program in model.fitted}
@@ -114,6 +120,7 @@ def test_linear_model_is_exact_on_linear_data():
     assert model.predict(64, 1000).peak == pytest.approx(program(64, 1000).peak)
 
 
+@SLOW
 def test_fits_are_the_largest_that_fit(tiny_plan):
     step = round(1 / tiny_plan.game_share)
     assert [fit.memory for fit in tiny_plan.fits] == list(memory_model.MEMORY_SIZES)
@@ -134,6 +141,7 @@ def test_fits_are_the_largest_that_fit(tiny_plan):
     assert not memory._accepted(config, batch=8, capacity=rule_capacity - 1)
 
 
+@SLOW
 def test_table_has_every_section(tiny_plan):
     text = tiny_plan.table()
     assert text.startswith("azjax bench --memory: tiny_tic_tac_toe")
@@ -201,6 +209,7 @@ def test_overrides_need_memory(capsys):
     assert "bench --memory" in capsys.readouterr().err
 
 
+@SLOW
 def test_cli_compiles_on_forced_cpu_devices(command):
     """The command in a fresh process asks jax for 2 CPU devices and compiles the sharded
     programs; what it prints is its plan's table."""

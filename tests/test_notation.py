@@ -53,7 +53,10 @@ def test_every_game_has_a_notation(name):
     assert isinstance(text, Notation) and type(text) is not Notation and text.game is game
 
 
-@pytest.mark.parametrize("name", azjax.games.names())
+@pytest.mark.parametrize(
+    "name",  # Xiangqi's random games to compile: 11 s, in the slow set (docs/testing.md)
+    [n if n != "xiangqi" else pytest.param(n, marks=pytest.mark.slow) for n in azjax.games.names()],
+)
 def test_names_of_legal_moves_read_back(name):
     game, states = random_game(name)
     text = notation.of(game)

@@ -37,7 +37,12 @@ def _play_out(client, game, *, rng, human_side, max_plies):
     return view
 
 
-@pytest.mark.parametrize("game", GAMES)
+# Tic-tac-toe and Connect Four in the default suite, the other four in the slow set (CI):
+# each game's server compiles its agent's search, 51 s for those four (docs/testing.md).
+@pytest.mark.parametrize(
+    "game",
+    [g if g in GAMES[:2] else pytest.param(g, marks=pytest.mark.slow) for g in GAMES],
+)
 def test_a_game_is_played_through_the_api(served, game):
     client = Client(served(game))
     info = client.ok("GET", "/api/info")

@@ -90,6 +90,7 @@ def test_arena_games_replay_to_the_same_final_board(go, random_match):
         assert record.get_root().get("RE") == sgf.result_string(score)
 
 
+@pytest.mark.slow  # 32 s
 def test_selfplay_and_evaluate_write_sgf(go_run, tmp_path, capsys):
     assert (
         cli.main(

@@ -47,6 +47,7 @@ def pair_counts(directory) -> dict[frozenset, int]:
     return counts
 
 
+@pytest.mark.slow  # 41 s
 def test_round_robin_resumes_and_grows_without_replaying(ttt_run, tmp_path):
     directory = tmp_path / "t"
     specs = [f"{ttt_run}@every:20", "random", "mcts:4"]

@@ -146,6 +146,7 @@ def test_mlflow_local_store_holds_the_records_and_a_resume_logs_on(tmp_path):
     assert all(abs(logged[k] - expected[k]) <= FLOAT * max(1, abs(expected[k])) for k in logged)
 
 
+@pytest.mark.slow  # 20 s
 def test_profile_writes_a_trace_that_perfetto_reads(tmp_path):
     config = _config(("tensorboard",), 3)
     config.train.profile = (2, 3)

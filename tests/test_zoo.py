@@ -50,6 +50,7 @@ def test_unknown_zoo_agent_is_a_user_error(tiny_zoo, capsys):
     assert cli.main(["zoo", "--export", "x"]) == 2  # --name missing
 
 
+@pytest.mark.slow  # 17 s
 def test_commands_take_agent_names(tiny_zoo, tmp_path, capsys):
     assert cli.main(["zoo", "--names"]) == 0
     assert capsys.readouterr().out.split() == ["tiny_ttt"]
@@ -65,6 +66,7 @@ def test_commands_take_agent_names(tiny_zoo, tmp_path, capsys):
     assert sorted(ratings.players) == ["random", "zoo:tiny_ttt"]
 
 
+@pytest.mark.slow  # 19 s
 def test_rate_adds_ratings_to_a_shipped_agent(tiny_zoo, capsys):
     _, before = tiny_zoo
     args = ["zoo", "--rate", "tiny_ttt", "--opponents", "mcts:8,random", "--games", "6"]
@@ -97,6 +99,7 @@ def test_a_series_against_gnugo_goes_on_the_card(tmp_path, monkeypatch, capsys):
     assert "cannot play go_9x9" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # eight agents' matches to compile: 84 s in all
 @pytest.mark.parametrize("name", zoo.names())
 def test_every_shipped_agent_beats_random(name):
     agent = load_agent(

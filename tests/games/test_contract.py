@@ -66,12 +66,17 @@ def distinct_game_names() -> list[str]:
 # Presets checked only under `pytest -m deep` (CI time budget): Go 19x19 runs go_9x9's code,
 # and its random games are compared with pgx's in CI (test_go.py).
 DEEP = ("go_19x19",)
+# Presets checked in the slow set (CI runs it): their long programs take most of the
+# contract's time to compile, 74 s of its 143 in the default suite (docs/testing.md).
+SLOW = ("go_9x9", "xiangqi")
 
 
 @pytest.fixture(
     scope="module",
     params=[
         pytest.param(name, marks=[pytest.mark.deep] if name in DEEP else [])
+        if name not in SLOW
+        else pytest.param(name, marks=[pytest.mark.slow])
         for name in distinct_game_names()
     ],
 )

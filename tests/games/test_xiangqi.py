@@ -282,6 +282,7 @@ def test_setup_takes_a_board_and_runs_under_jit(game):
     )
 
 
+@pytest.mark.slow  # Xiangqi's step compiled: 47 s for the ten positions
 @pytest.mark.parametrize("fen", list(PERFT))
 def test_perft(game, batched_step, fen):
     assert perft(from_fen(game, fen), 4, batched_step) == PERFT[fen]
@@ -293,6 +294,7 @@ def test_perft_depth_5(game, batched_step):
     assert perft(game.init(jax.random.key(0)), 5, batched_step)[-1] == 133_312_995
 
 
+@pytest.mark.slow  # 20 s
 def test_random_play_matches_openspiel():
     game = Xiangqi(max_episode_length=500, no_capture_limit=None, repetition_limit=None)
     # Fewer games than below: the games with the draw rules already compare every ply up to
@@ -302,6 +304,7 @@ def test_random_play_matches_openspiel():
     assert endings["red"] > 0 and endings["black"] > 0 and endings["move limit"] > 0
 
 
+@pytest.mark.slow  # 30 s
 def test_random_play_with_draw_rules_matches_openspiel_until_a_draw(game):
     endings = assert_matches_openspiel(game, pyspiel.load_game("xiangqi"), NUM_GAMES, seed=2)
     # Every ending OpenSpiel can check occurs (with this seed: 22 Red and 30 Black wins, 87
