@@ -165,6 +165,7 @@ def fake_plan(monkeypatch, tiny_plan):
     return calls
 
 
+@SLOW
 def test_cli_prints_the_plan(tmp_path, capsys, fake_plan):
     experiment = tiny_experiment(tmp_path, num_iterations=1, checkpoint_every=1)
     argv = ["bench", "--memory", "--config", str(experiment), "--devices", "2"]
@@ -176,6 +177,7 @@ def test_cli_prints_the_plan(tmp_path, capsys, fake_plan):
     assert devices == 2 and config.selfplay.batch_size == 16
 
 
+@SLOW
 def test_cli_plans_every_experiment(capsys, fake_plan):
     assert cli.main(["bench", "--memory", "--all", "--devices", "4"]) == 0
     out = capsys.readouterr().out

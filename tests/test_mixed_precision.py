@@ -188,6 +188,7 @@ def test_bfloat16_learner_fits_a_fixed_batch():
     assert float(metrics["policy_loss"][-1] - metrics["target_entropy"][-1]) < 0.5
 
 
+@pytest.mark.slow  # 20 s
 def test_bfloat16_run_trains_and_loads_as_an_agent(tmp_path):
     config = tiny_config()
     config.network.dtype = "bfloat16"

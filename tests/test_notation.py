@@ -18,6 +18,12 @@ from azjax.types import UserError
 
 NUM_POSITIONS = 3  # random positions per game whose legal moves are named and read back
 
+# Every game; Xiangqi's random games and pictures (programs to compile: 11 and 20 s) in the
+# slow set (docs/testing.md).
+NAMES = [
+    pytest.param(n, marks=pytest.mark.slow) if n == "xiangqi" else n for n in azjax.games.names()
+]
+
 
 @functools.cache
 def random_game(name: str):
@@ -53,10 +59,7 @@ def test_every_game_has_a_notation(name):
     assert isinstance(text, Notation) and type(text) is not Notation and text.game is game
 
 
-@pytest.mark.parametrize(
-    "name",  # Xiangqi's random games to compile: 11 s, in the slow set (docs/testing.md)
-    [n if n != "xiangqi" else pytest.param(n, marks=pytest.mark.slow) for n in azjax.games.names()],
-)
+@pytest.mark.parametrize("name", NAMES)
 def test_names_of_legal_moves_read_back(name):
     game, states = random_game(name)
     text = notation.of(game)
@@ -74,7 +77,7 @@ def test_names_of_legal_moves_read_back(name):
         assert "\n" not in str(error.value)
 
 
-@pytest.mark.parametrize("name", azjax.games.names())
+@pytest.mark.parametrize("name", NAMES)
 def test_render_start_and_end(name):
     game, states = random_game(name)
     start, end = at(states, 0), at(states, -1)

@@ -84,6 +84,7 @@ def test_round_robin_resumes_and_grows_without_replaying(ttt_run, tmp_path):
     assert len(counts) == 10 and set(counts.values()) == {8}
 
 
+@pytest.mark.slow  # 26 s
 def test_gauntlet_pairs_one_player_with_each_other(ttt_run, tmp_path):
     focus = f"{ttt_run}@20"
     tournament.run(

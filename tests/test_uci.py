@@ -164,6 +164,7 @@ def parse_info(line: str) -> dict:
     return fields
 
 
+@pytest.mark.slow  # 19 s
 def test_go_prints_info_and_a_legal_bestmove_with_its_pv(engine):
     ask(engine, "position startpos moves h2e2 h9g7")
     info, best = ask(engine, "go nodes 4")
