@@ -129,6 +129,13 @@ def assert_same_variables(a, b) -> None:
     jax.tree.map(lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)), a, b)
 
 
+def marked(names, *, slow=(), deep=()) -> list:
+    """`names` as pytest params, those in `slow` marked slow and those in `deep` deep: a
+    parametrized test whose heavy cases leave the default suite (docs/testing.md)."""
+    marks = {**{n: [pytest.mark.slow] for n in slow}, **{n: [pytest.mark.deep] for n in deep}}
+    return [pytest.param(name, marks=marks.get(name, [])) for name in names]
+
+
 @pytest.fixture
 def tiny():
     return tiny_config()

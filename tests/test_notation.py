@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import marked
 
 import azjax.games
 from azjax import notation
@@ -20,9 +21,7 @@ NUM_POSITIONS = 3  # random positions per game whose legal moves are named and r
 
 # Every game; Xiangqi's random games and pictures (programs to compile: 11 and 20 s) in the
 # slow set (docs/testing.md).
-NAMES = [
-    pytest.param(n, marks=pytest.mark.slow) if n == "xiangqi" else n for n in azjax.games.names()
-]
+NAMES = marked(azjax.games.names(), slow=("xiangqi",))
 
 
 @functools.cache

@@ -16,7 +16,7 @@ pytest.importorskip(
     "starlette", reason="the serve extra is not installed: pip install -e '.[serve]'"
 )
 
-from conftest import PYTHON, subprocess_env  # noqa: E402
+from conftest import PYTHON, marked, subprocess_env  # noqa: E402
 from web import GAMES, Client  # noqa: E402
 
 from azjax import serve  # noqa: E402
@@ -40,8 +40,7 @@ def _play_out(client, game, *, rng, human_side, max_plies):
 # Tic-tac-toe and Connect Four in the default suite, the other four in the slow set (CI):
 # each game's server compiles its agent's search, 51 s for those four (docs/testing.md).
 @pytest.mark.parametrize(
-    "game",
-    [g if g in GAMES[:2] else pytest.param(g, marks=pytest.mark.slow) for g in GAMES],
+    "game", marked(GAMES, slow=[g for g in GAMES if g not in ("tic_tac_toe", "connect_four")])
 )
 def test_a_game_is_played_through_the_api(served, game):
     client = Client(served(game))

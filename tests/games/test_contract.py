@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import jit_for
+from conftest import jit_for, marked
 
 import azjax.games
 
@@ -73,12 +73,7 @@ SLOW = ("go_9x9", "xiangqi")
 
 @pytest.fixture(
     scope="module",
-    params=[
-        pytest.param(name, marks=[pytest.mark.deep] if name in DEEP else [])
-        if name not in SLOW
-        else pytest.param(name, marks=[pytest.mark.slow])
-        for name in distinct_game_names()
-    ],
+    params=marked(distinct_game_names(), slow=SLOW, deep=DEEP),
 )
 def game(request):
     return azjax.games.make(request.param)
