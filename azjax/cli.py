@@ -286,7 +286,7 @@ def _main(argv: list[str]) -> int:
             parser().print_help()
             return 2
         memory = args.command == "bench" and (
-            args.memory or args.population is not None or args.search_options
+            args.memory or args.population is not None or args.search_options or args.compile
         )
         if overrides and args.command == "evaluate":
             if all(key.startswith("search.") for key in overrides):
@@ -294,8 +294,9 @@ def _main(argv: list[str]) -> int:
         if overrides and args.command not in ("train", "sweep", "ablation") and not memory:
             raise UserError(
                 "--config.KEY=VALUE overrides apply to `azjax train`, `azjax sweep`, "
-                "`azjax ablation`, `azjax bench --memory`, `--population` or "
-                "`--search-options`, and `azjax evaluate` (the agent's search.* keys)"
+                "`azjax ablation`, `azjax bench --memory`, `--population`, "
+                "`--search-options` or `--compile`, and `azjax evaluate` (the agent's search.* "
+                "keys)"
             )
         if args.command == "train":
             return train(args, overrides)
@@ -311,6 +312,10 @@ def _main(argv: list[str]) -> int:
             from azjax.bench import search_options  # noqa: PLC0415
 
             return search_options.main(args, overrides)
+        if memory and args.compile:
+            from azjax.bench import compile_time  # noqa: PLC0415
+
+            return compile_time.main(args, overrides)
         if memory and args.population is not None:
             from azjax.bench import population  # noqa: PLC0415
 

@@ -228,6 +228,12 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="--search-options: the network (and config) of this run's newest checkpoint",
     )
+    bench.add_argument(
+        "--compile",
+        action="store_true",
+        help="seconds to trace and to compile each of --config's programs (init, play, learn), "
+        "beside a plain pgx + mctx + Flax play step of the same sizes",
+    )
 
     plot = commands.add_parser("plot", help="plot a run's learning curve from metrics.jsonl")
     plot.add_argument("--workdir", required=True, help="a run directory or a metrics.jsonl file")

@@ -6,7 +6,9 @@
 `harness.py` reads the config, runs the measurements and tabulates; `timing.py` holds the
 settings, table rows and timing they share; `measure.py` the measurements (random play,
 legal-move masks, search, self-play, learner); `pgx.py` pgx's environments for the
-comparison.
+comparison. The other flags have a module each: `memory_report.py` (`--memory`),
+`population.py` (`--population`), `search_options.py` (`--search-options`) and
+`compile_time.py` (`--compile`).
 """
 
 from azjax.bench.harness import main, run
