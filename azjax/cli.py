@@ -13,6 +13,7 @@
     azjax selfplay --workdir runs/go_9x9 --games 8 --sgf games/
     azjax bench --game connect_four
     azjax bench --memory --config go_19x19 --devices 8
+    azjax bench --compile --config connect_four            # trace and compile times
     azjax plot --workdir runs/c4
     azjax tournament --dir tournaments/c4 --players runs/c4@every:50 random mcts:400
     azjax sweep --config connect_four --space connect_four \
@@ -285,13 +286,13 @@ def _main(argv: list[str]) -> int:
         if args.command is None:
             parser().print_help()
             return 2
-        memory = args.command == "bench" and (
+        bench_config = args.command == "bench" and (
             args.memory or args.population is not None or args.search_options or args.compile
         )
         if overrides and args.command == "evaluate":
             if all(key.startswith("search.") for key in overrides):
                 return _evaluate(args, overrides)  # the agent's search (`load_agent`)
-        if overrides and args.command not in ("train", "sweep", "ablation") and not memory:
+        if overrides and args.command not in ("train", "sweep", "ablation") and not bench_config:
             raise UserError(
                 "--config.KEY=VALUE overrides apply to `azjax train`, `azjax sweep`, "
                 "`azjax ablation`, `azjax bench --memory`, `--population`, "
@@ -308,19 +309,19 @@ def _main(argv: list[str]) -> int:
             from azjax.sweeps import command  # noqa: PLC0415
 
             return joined(args, lambda: command.main(args, overrides))
-        if memory and args.search_options:
+        if bench_config and args.search_options:
             from azjax.bench import search_options  # noqa: PLC0415
 
             return search_options.main(args, overrides)
-        if memory and args.compile:
+        if bench_config and args.compile:
             from azjax.bench import compile_time  # noqa: PLC0415
 
             return compile_time.main(args, overrides)
-        if memory and args.population is not None:
+        if bench_config and args.population is not None:
             from azjax.bench import population  # noqa: PLC0415
 
             return population.main(args, overrides)
-        if memory:
+        if bench_config:
             from azjax.bench import memory_report  # noqa: PLC0415
 
             return memory_report.main(args, overrides)

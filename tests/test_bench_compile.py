@@ -40,7 +40,10 @@ def test_no_plain_step_for_a_game_pgx_lacks():
 def test_the_command_prints_each_program_and_the_plain_step(tmp_path, capsys):
     experiment = tiny_experiment(tmp_path, num_iterations=1, checkpoint_every=1)
     assert cli.main(["bench", "--compile", "--config", str(experiment)]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    # The tests' persistent compilation cache (conftest): the command says its times may be reads.
+    assert "persistent compilation cache is on" in captured.err
+    lines = captured.out.splitlines()
     title = next(i for i, line in enumerate(lines) if line.startswith("compile time:"))
     assert lines[title].startswith("compile time: tiny_tic_tac_toe (tic_tac_toe), 8 channels")
     rows = [line.rsplit(maxsplit=3) for line in lines[title + 2 :]]

@@ -11,6 +11,7 @@ search, batch and plies (`pgx.plain_play_step`) is timed the same way: what the 
 would cost to compile written without azjax.
 """
 
+import sys
 import time
 from typing import NamedTuple
 
@@ -83,13 +84,14 @@ def format_rows(config, rows: list[CompileTime]) -> str:
 
 
 def main(args, overrides) -> int:
+    config = config_lib.load_config(args.config)
+    config_lib.apply_overrides(config, overrides)
     if jax.config.jax_compilation_cache_dir:
         print(
             f"note: JAX's persistent compilation cache is on "
             f"({jax.config.jax_compilation_cache_dir}): a program found there is read, not "
-            "compiled; unset JAX_COMPILATION_CACHE_DIR to time compiles"
+            "compiled; unset JAX_COMPILATION_CACHE_DIR to time compiles",
+            file=sys.stderr,
         )
-    config = config_lib.load_config(args.config)
-    config_lib.apply_overrides(config, overrides)
     print(format_rows(config, measure(config)))
     return 0
