@@ -45,12 +45,9 @@ def measure(config, *, log=print) -> list[CompileTime]:
     """The run's three programs, then the plain reference where pgx has the game."""
     run = compiled.compile_run(config)
     key = jax.random.PRNGKey(config.seed)
-    hyper = build.make_hyperparams(config)
     rows = [time_compile("init", run.init, key)]
     log(f"init: {rows[-1].trace_s + rows[-1].compile_s:.1f} s")
-    state = jax.eval_shape(run.init, key)
-    _, _, learn_keys = jax.eval_shape(run.play, state, hyper)
-    chunk_keys = jax.ShapeDtypeStruct(learn_keys.shape[1:], learn_keys.dtype)
+    state, chunk_keys, hyper = compiled.abstract_arguments(run, config)
     for name, function, args in (
         ("play_step", run.play, (state, hyper)),
         (f"learn_step ({build.learn_chunk(config.learner.updates_per_iteration)} updates)",

@@ -182,10 +182,7 @@ def _compile(
     before = set(compiled._COMPILED)
     try:
         run = compiled.compile_run(config, mesh)
-        abstract = jax.eval_shape(run.init, jax.random.PRNGKey(0))
-        hyper = build.make_hyperparams(config)
-        _, _, learn_keys = jax.eval_shape(run.play, abstract, hyper)
-        keys = jax.ShapeDtypeStruct(learn_keys.shape[1:], learn_keys.dtype)
+        abstract, keys, hyper = compiled.abstract_arguments(run, config)
         results = {}
         for name, function, args in (
             ("play_step", run.play, (abstract, hyper)),
