@@ -202,6 +202,8 @@ def _zoo(args) -> int:
     from azjax import zoo  # noqa: PLC0415
     from azjax.types import UserError  # noqa: PLC0415
 
+    if args.from_tournament is not None and args.rate is None:
+        raise UserError("--from-tournament DIR goes with --rate NAME")
     if args.export is None and args.rate is None:
         if args.names:
             print("\n".join(zoo.names()))
@@ -210,14 +212,21 @@ def _zoo(args) -> int:
 
         print(format_table(zoo.cards()) or "the zoo is empty")
         return 0
-    from azjax.zoo.export import export, format_table, rerate  # noqa: PLC0415
+    from azjax.zoo.export import export, format_table, rate_from_tournament, rerate  # noqa: PLC0415
 
-    opponents = [spec.strip() for spec in args.opponents.split(",") if spec.strip()]
+    given = args.opponents is not None
+    opponents = [s.strip() for s in (args.opponents or "random,mcts:200").split(",") if s.strip()]
     rating = dict(games=args.games, seed=args.seed, engine_games=args.engine_games)
     if args.rate is not None:
         if args.export is not None:
             raise UserError("--rate NAME and --export RUN are two commands: give one")
-        print(format_table([rerate(args.rate, opponents, **rating)]))
+        if args.from_tournament is not None:
+            card = rate_from_tournament(
+                args.rate, args.from_tournament, opponents if given else None
+            )
+        else:
+            card = rerate(args.rate, opponents, **rating)
+        print(format_table([card]))
         return 0
     if not args.name:
         raise UserError("--export RUN needs --name NAME")

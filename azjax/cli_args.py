@@ -314,9 +314,16 @@ def parser() -> argparse.ArgumentParser:
         "--command", dest="train_command", default="", help="--export: the command that trained RUN"
     )
     zoo.add_argument(
+        "--from-tournament",
+        default=None,
+        metavar="DIR",
+        help="--rate: ratings from the games NAME played in the tournament DIR, not played now",
+    )
+    zoo.add_argument(
         "--opponents",
-        default="random,mcts:200",
-        help='--export, --rate: fixed opponents and engines (gtp:"COMMAND"), comma separated',
+        default=None,
+        help='--export, --rate: fixed opponents and engines (gtp:"COMMAND"), comma separated '
+        "(default: random,mcts:200; with --from-tournament: every opponent NAME met there)",
     )
     zoo.add_argument(
         "--games", type=_even_count, default=200, help="--export, --rate: games per opponent"

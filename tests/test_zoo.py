@@ -1,6 +1,8 @@
 """The zoo: agents shipped inside the package load, play and beat random; a run exports to
 one and every command that takes an agent takes `--agent NAME` / `zoo:NAME`."""
 
+import json
+
 import jax
 import numpy as np
 import pytest
@@ -117,3 +119,41 @@ def test_every_shipped_agent_beats_random(name):
 
 def test_the_zoo_ships_agents():
     assert len(zoo.names()) >= 1, "no trained agent is shipped in azjax/zoo/agents/"
+
+
+def test_rate_from_a_tournament_puts_its_games_on_the_card(tiny_zoo, tmp_path, capsys):
+    directory = tmp_path / "t"
+    tournament.run(directory, ["zoo:tiny_ttt", "random", "minimax"], schedule="gauntlet",
+                   focus="zoo:tiny_ttt", games_per_pair=4, batch_size=4, quiet=True)  # fmt: skip
+    played = [json.loads(line) for line in (directory / "games.jsonl").read_text().splitlines()]
+    args = ["zoo", "--rate", "tiny_ttt", "--from-tournament", str(directory)]
+    assert cli.main(args) == 0
+    assert "vs minimax" in capsys.readouterr().out
+    ratings = {r["opponent"]: r for r in zoo.card("tiny_ttt").ratings}
+    assert list(ratings) == ["random", "minimax"]  # random's in place, minimax's appended
+    for opponent, rating in ratings.items():
+        scores = [g["score_a"] if g["a"] == "zoo:tiny_ttt" else 1 - g["score_a"]
+                  for g in played if opponent in (g["a"], g["b"])]  # fmt: skip
+        assert rating["games"] == len(scores) == 4
+        assert (rating["wins"], rating["losses"]) == (scores.count(1.0), scores.count(0.0))
+        assert rating["score"] == pytest.approx(sum(scores) / 4)
+        assert rating["low"] <= rating["score"] <= rating["high"] and "forfeits" not in rating
+
+    # One opponent alone; then the one-line refusals (exit status 2).
+    assert cli.main([*args, "--opponents", "minimax"]) == 0
+    for extra, said in [
+        (["--opponents", "mcts:8"], "played no game against mcts:8"),
+        (["--games", "2", "--export", "x"], "two commands"),
+    ]:
+        assert cli.main([*args, *extra]) == 2
+        assert said in capsys.readouterr().err
+    assert cli.main(["zoo", "--rate", "tiny_ttt", "--from-tournament", str(tmp_path)]) == 2
+    assert "holds no tournament" in capsys.readouterr().err
+    assert cli.main(["zoo", "--from-tournament", str(directory)]) == 2
+    assert "goes with --rate NAME" in capsys.readouterr().err
+    # Played at other simulations than its own (`--simulations 2`), it is not the card's agent.
+    settings = json.loads((directory / "tournament.json").read_text())
+    settings["players"]["zoo:tiny_ttt"]["simulations"] = 2
+    (directory / "tournament.json").write_text(json.dumps(settings))
+    assert cli.main(args) == 2
+    assert "played at 2 simulations" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """`azjax zoo --export RUN --name NAME`: rates a run's newest checkpoint against fixed
 opponents and outside engines (95% intervals) and writes it into the zoo
-(`azjax/zoo/agents/NAME/`); `azjax zoo --rate NAME` rates a shipped agent against more."""
+(`azjax/zoo/agents/NAME/`); `azjax zoo --rate NAME` rates a shipped agent against more, by
+playing or (`--from-tournament DIR`) from the games of a tournament it played."""
 
 import dataclasses
 import math
@@ -15,6 +16,7 @@ from azjax.agent import load_agent, make_opponent
 from azjax.config import parse_opponent_spec
 from azjax.metrics import read_metrics
 from azjax.paths import workdir_path
+from azjax.tournament.log import GameLog, read_settings
 from azjax.types import UserError
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,47}")
@@ -70,24 +72,27 @@ def rate(agent, opponents: list[str], games: int, seed: int, engine_games=None) 
             opponent, params = make_opponent(agent.game, spec)
             match = arena.make_match(agent.game, agent.player, opponent, num_games=games)
             outcomes = jax.device_get(jax.jit(match)(agent.variables, params, key).outcomes)
-        summary = arena.summarize(outcomes)
-        ratings.append(
-            {
-                "opponent": spec,
-                "games": summary.games,
-                "wins": summary.wins,
-                "draws": summary.draws,
-                "losses": summary.losses,
-                "score": round(summary.score, 4),
-                "low": round(summary.score_low, 4),
-                "high": round(summary.score_high, 4),
-                "elo": _finite(summary.elo),
-                "elo_low": _finite(summary.elo_low),
-                "elo_high": _finite(summary.elo_high),
-                **extra,
-            }
-        )
+        ratings.append(_rating(spec, outcomes, extra))
     return ratings
+
+
+def _rating(opponent: str, outcomes, extra: dict) -> dict:
+    """A card's rating row: the agent's outcomes (+1, 0, -1 per game) against `opponent`."""
+    summary = arena.summarize(outcomes)
+    return {
+        "opponent": opponent,
+        "games": summary.games,
+        "wins": summary.wins,
+        "draws": summary.draws,
+        "losses": summary.losses,
+        "score": round(summary.score, 4),
+        "low": round(summary.score_low, 4),
+        "high": round(summary.score_high, 4),
+        "elo": _finite(summary.elo),
+        "elo_low": _finite(summary.elo_low),
+        "elo_high": _finite(summary.elo_high),
+        **extra,
+    }
 
 
 def export(
@@ -145,8 +150,60 @@ def rerate(
       UserError: no such agent, a bad opponent.
     """
     agent = load_agent(zoo.PREFIX + name.removeprefix(zoo.PREFIX))
+    return _write_ratings(name, rate(agent, opponents, games, seed, engine_games))
+
+
+def rate_from_tournament(name: str, directory: str, opponents: list[str] | None = None):
+    """Writes into the card of the shipped agent `name` its ratings from the games it played
+    in the tournament at `directory` (`azjax tournament --players zoo:NAME ...`): one per
+    opponent it met there (or each of `opponents`), each in place of an earlier rating
+    against the same opponent. A rating of hundreds of slow games is best played as a
+    tournament, which saves every batch and resumes after a stop; this puts it on the card.
+    Games an outside engine lost without the rules ending them are counted as `forfeits`.
+
+    Raises:
+      UserError: no such agent or tournament; the agent played there at other simulations
+        than its own (`--simulations`: its card rates it as it plays by default) or another
+        checkpoint; an opponent it played no game against.
+    """
+    player = zoo.PREFIX + name.removeprefix(zoo.PREFIX)
+    card = zoo.card(player)
+    settings = read_settings(directory)
+    if not settings:
+        raise UserError(f"{directory} holds no tournament (no tournament.json)")
+    info = settings["players"].get(player)
+    if info is None:
+        raise UserError(f"{player} played no game in the tournament at {directory}")
+    own = int(zoo.read_config(player).eval.num_simulations)
+    if (info.get("simulations"), info.get("step")) != (own, card.iteration):
+        raise UserError(
+            f"{player} played at {info.get('simulations')} simulations (iteration "
+            f"{info.get('step')}) in {directory}; its card rates it at its own {own} "
+            f"(iteration {card.iteration})"
+        )
+    games: dict[str, list] = {}
+    for game in GameLog(directory).games:
+        if player in (game["a"], game["b"]) and game["a"] != game["b"]:
+            other, sign = (game["b"], 1) if game["a"] == player else (game["a"], -1)
+            games.setdefault(other, []).append((sign * (2 * game["score_a"] - 1), game))
+    for spec in opponents or ():
+        if spec not in games:
+            met = ", ".join(games) or "no one"
+            raise UserError(f"{player} played no game against {spec} in {directory} (met: {met})")
+    ratings = []
+    for other in opponents or games:
+        outcomes = [outcome for outcome, _ in games[other]]
+        extra = {}
+        if settings["players"].get(other, {}).get("kind") == "engine":
+            extra["forfeits"] = sum(bool(game["reason"]) for _, game in games[other])
+        ratings.append(_rating(other, outcomes, extra))
+    return _write_ratings(player, ratings)
+
+
+def _write_ratings(name: str, ratings: list[dict]) -> zoo.Card:
+    """The card of `name` with `ratings`, each in place of one against the same opponent."""
     before = zoo.card(name)
-    new = {r["opponent"]: r for r in rate(agent, opponents, games, seed, engine_games)}
+    new = {r["opponent"]: r for r in ratings}
     kept = [new.pop(r["opponent"], r) for r in before.ratings]
     card = dataclasses.replace(before, ratings=(*kept, *new.values()))
     zoo.write_card(zoo.agent_folder(name), card)
