@@ -216,11 +216,13 @@ def _zoo(args) -> int:
 
     given = args.opponents is not None
     opponents = [s.strip() for s in (args.opponents or "random,mcts:200").split(",") if s.strip()]
-    rating = dict(games=args.games, seed=args.seed, engine_games=args.engine_games)
+    rating = dict(games=args.games or 200, seed=args.seed, engine_games=args.engine_games)
     if args.rate is not None:
         if args.export is not None:
             raise UserError("--rate NAME and --export RUN are two commands: give one")
         if args.from_tournament is not None:
+            if args.games is not None or args.engine_games is not None:
+                raise UserError("--from-tournament DIR rates the games played there: no --games")
             card = rate_from_tournament(
                 args.rate, args.from_tournament, opponents if given else None
             )

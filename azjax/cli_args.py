@@ -326,7 +326,10 @@ def parser() -> argparse.ArgumentParser:
         "(default: random,mcts:200; with --from-tournament: every opponent NAME met there)",
     )
     zoo.add_argument(
-        "--games", type=_even_count, default=200, help="--export, --rate: games per opponent"
+        "--games",
+        type=_even_count,
+        default=None,
+        help="--export, --rate: games per opponent (default 200)",
     )
     zoo.add_argument(
         "--engine-games",

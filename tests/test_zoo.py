@@ -143,6 +143,7 @@ def test_rate_from_a_tournament_puts_its_games_on_the_card(tiny_zoo, tmp_path, c
     assert cli.main([*args, "--opponents", "minimax"]) == 0
     for extra, said in [
         (["--opponents", "mcts:8"], "played no game against mcts:8"),
+        (["--games", "20"], "rates the games played there"),
         (["--games", "2", "--export", "x"], "two commands"),
     ]:
         assert cli.main([*args, *extra]) == 2
