@@ -96,6 +96,17 @@ class GameLog:
         """Games finished between `a` and `b`, in either order."""
         return self._pairs.get(frozenset((a, b)), 0)
 
+    def between(self, a: str, b: str) -> list[dict]:
+        """The finished games between `a` and `b`, in either order."""
+        return [game for game in self.games if {game["a"], game["b"]} == {a, b}]
+
+    def opponents(self, player: str) -> list[str]:
+        """Everyone `player` finished a game against, in the order they first met."""
+        met = (
+            g["b"] if g["a"] == player else g["a"] for g in self.games if player in (g["a"], g["b"])
+        )
+        return list(dict.fromkeys(met))
+
     def results(self) -> list[tuple[str, str, float]]:
         """(a, b, score of a) per game, for `ratings.fit`."""
         return [(game["a"], game["b"], game["score_a"]) for game in self.games]
@@ -106,6 +117,11 @@ class GameLog:
 
         columns = ["a", "b", "score_a", "a_first", "plies", "reason"]
         return pd.DataFrame(self.games, columns=columns)
+
+
+def score_of(game: dict, player: str) -> float:
+    """`player`'s score in a game line (1, 0.5 or 0), whichever side it played."""
+    return game["score_a"] if game["a"] == player else 1.0 - game["score_a"]
 
 
 def read_settings(directory: str | Path) -> dict:

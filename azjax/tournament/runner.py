@@ -29,7 +29,7 @@ from azjax.paths import is_local, read_text, workdir_path, write_atomically
 from azjax.plots import plot_ratings
 from azjax.ratings import Ratings, fit
 from azjax.runs import load_run_config
-from azjax.tournament.log import GameLog, read_settings, write_settings
+from azjax.tournament.log import GameLog, read_settings, score_of, write_settings
 from azjax.tournament.players import PlayerInfo, Roster, resolve
 from azjax.types import UserError
 
@@ -249,11 +249,7 @@ def _host_game(game, roster, a, b, played, opening, key, step, timeout) -> dict:
 
 
 def _report(game_log: GameLog, a: str, b: str, out) -> None:
-    scores = [
-        g["score_a"] if g["a"] == a else 1 - g["score_a"]
-        for g in game_log.games
-        if {g["a"], g["b"]} == {a, b}
-    ]
+    scores = [score_of(game, a) for game in game_log.between(a, b)]
     print(f"{a} vs {b}: {sum(scores):g} / {len(scores)}", file=out, flush=True)
 
 

@@ -16,7 +16,7 @@ from azjax.agent import load_agent, make_opponent
 from azjax.config import parse_opponent_spec
 from azjax.metrics import read_metrics
 from azjax.paths import workdir_path
-from azjax.tournament.log import GameLog, read_settings
+from azjax.tournament.log import GameLog, read_settings, score_of
 from azjax.types import UserError
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9_]{0,47}")
@@ -150,7 +150,7 @@ def rerate(
       UserError: no such agent, a bad opponent.
     """
     agent = load_agent(zoo.PREFIX + name.removeprefix(zoo.PREFIX))
-    return _write_ratings(name, rate(agent, opponents, games, seed, engine_games))
+    return _write_ratings(zoo.card(name), rate(agent, opponents, games, seed, engine_games))
 
 
 def rate_from_tournament(name: str, directory: str, opponents: list[str] | None = None):
@@ -181,32 +181,28 @@ def rate_from_tournament(name: str, directory: str, opponents: list[str] | None 
             f"{info.get('step')}) in {directory}; its card rates it at its own {own} "
             f"(iteration {card.iteration})"
         )
-    games: dict[str, list] = {}
-    for game in GameLog(directory).games:
-        if player in (game["a"], game["b"]) and game["a"] != game["b"]:
-            other, sign = (game["b"], 1) if game["a"] == player else (game["a"], -1)
-            games.setdefault(other, []).append((sign * (2 * game["score_a"] - 1), game))
+    log = GameLog(directory)
+    met = log.opponents(player)
     for spec in opponents or ():
-        if spec not in games:
-            met = ", ".join(games) or "no one"
-            raise UserError(f"{player} played no game against {spec} in {directory} (met: {met})")
+        if spec not in met:
+            said = ", ".join(met) or "no one"
+            raise UserError(f"{player} played no game against {spec} in {directory} (met: {said})")
     ratings = []
-    for other in opponents or games:
-        outcomes = [outcome for outcome, _ in games[other]]
+    for other in opponents or met:
+        games = log.between(player, other)
         extra = {}
         if settings["players"].get(other, {}).get("kind") == "engine":
-            extra["forfeits"] = sum(bool(game["reason"]) for _, game in games[other])
-        ratings.append(_rating(other, outcomes, extra))
-    return _write_ratings(player, ratings)
+            extra["forfeits"] = sum(bool(game["reason"]) for game in games)
+        ratings.append(_rating(other, [2 * score_of(g, player) - 1 for g in games], extra))
+    return _write_ratings(card, ratings)
 
 
-def _write_ratings(name: str, ratings: list[dict]) -> zoo.Card:
-    """The card of `name` with `ratings`, each in place of one against the same opponent."""
-    before = zoo.card(name)
+def _write_ratings(before: zoo.Card, ratings: list[dict]) -> zoo.Card:
+    """`before` with `ratings`, each in place of one against the same opponent, written."""
     new = {r["opponent"]: r for r in ratings}
     kept = [new.pop(r["opponent"], r) for r in before.ratings]
     card = dataclasses.replace(before, ratings=(*kept, *new.values()))
-    zoo.write_card(zoo.agent_folder(name), card)
+    zoo.write_card(zoo.agent_folder(before.name), card)
     return card
 
 
