@@ -90,7 +90,7 @@ def perft(game, depth: int) -> tuple[list[int], list[int]]:
       (leaves, positions): per depth, the leaves (a game over counting once at every deeper
       depth, as in the published table) and the positions exactly that many plies deep.
     """
-    step = jax.jit(jax.vmap(game.step))
+    step = optimized_jit(jax.vmap(game.step))  # 24.6 million steps: 2 s, not 6.5 s at -O0
     states = jax.device_get(jax.tree.map(lambda x: x[None], game.init(jax.random.key(0))))
     finished, positions = 0, [int(states.legal_action_mask.sum())]
     leaves = positions[:]

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import require_program
+from conftest import optimized_jit, require_program
 from positions import board
 from xiangqi_reference import assert_matches_openspiel, perft
 
@@ -187,8 +187,9 @@ def step(game):
 
 @pytest.fixture(scope="module")
 def batched_step(game):
-    """`vmap(game.step)` for perft, compiled once for the module."""
-    return jax.jit(jax.vmap(game.step))
+    """`vmap(game.step)` for perft, compiled once for the module, optimised: the
+    start position's 3.3 million steps run in 6 s, not 10, for a compile of a few seconds."""
+    return optimized_jit(jax.vmap(game.step))
 
 
 def legal_moves(game, state) -> list[str]:
