@@ -8,8 +8,8 @@ for a while or for good, and `azjax train` with evaluations, Elo anchors and gat
 to the bucket, resumed from the run alone once the bucket is back, equal to a straight run
 (`-m deep` adds the same stopped by a scheduler's SIGTERM inside a save); then the commands
 that load a run read it from the bucket; a tournament in the bucket between a bucket run's
-checkpoints and the random player, resumed; and a sweep whose trials train in the bucket while its
-study is in a database (a journal file there is refused). And
+checkpoints and the random player, resumed; and a sweep whose trials train in the bucket
+while its study is in a database (a journal file there is refused). And
 docs/scaling.md's commands for pods and buckets, run as written: its
 emulator, a Go 9x9 run over 4 devices of 2 processes into the bucket, resumed by 2 processes
 of one device that find each other as a SLURM job's do (`--distributed auto`)."""
@@ -517,11 +517,11 @@ def _run_scaling_commands(try_out: str, base: dict, emulator: str) -> None:
     env = {**base, "STORAGE_EMULATOR_HOST": emulator, "JAX_PLATFORMS": "cpu",
            "XLA_FLAGS": two_devices}  # fmt: skip
     coordinator = f"127.0.0.1:{_free_port()}"
+    pod = explicit.replace("10.0.0.1:1234", coordinator)
+    pod = pod.replace("--num-processes 4", "--num-processes 2")
     hosts = []
     for index in range(2):
-        line = explicit.replace("10.0.0.1:1234", coordinator)
-        line = line.replace("--num-processes 4", "--num-processes 2")
-        argv, _ = _azjax(line.replace("--process-id 0", f"--process-id {index}"), env)
+        argv, _ = _azjax(pod.replace("--process-id 0", f"--process-id {index}"), env)
         argv += [*SMALL_GO, "--config.train.num_iterations=1"]
         hosts.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       text=True, env=env))  # fmt: skip
