@@ -105,22 +105,21 @@ def kill_one_of_two_workers(tmp_path, storage: str | None, *, then_sigterm: bool
     first = start(command, tmp_path / "first.log")
     second = start(command, tmp_path / "second.log")
     studies = {}
-    try:
-        run = wait_for(
-            lambda: running_trial_of(workdir, storage, first, studies),
+
+    def checkpointed_trial(worker, which: str) -> Path:
+        return wait_for(
+            lambda: running_trial_of(workdir, storage, worker, studies),
             timeout=300,
-            what="the first worker's checkpoint",
-            processes=(first,),
+            what=f"the {which} worker's checkpoint",
+            processes=(worker,),
         )
+
+    try:
+        run = checkpointed_trial(first, "first")
         first.send_signal(signal.SIGKILL)
         first.wait()
         if then_sigterm:
-            stopped = wait_for(
-                lambda: running_trial_of(workdir, storage, second, studies),
-                timeout=300,
-                what="the second worker's checkpoint",
-                processes=(second,),
-            )
+            stopped = checkpointed_trial(second, "second")
             second.send_signal(signal.SIGTERM)
             assert second.wait(timeout=120) == 130, (tmp_path / "second.log").read_text()
         else:
