@@ -261,13 +261,13 @@ sys.exit(cli.main(sys.argv[2:]))
 @pytest.mark.slow
 def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path):
     """The bucket stops answering while iteration 2 is saved and is back 5 s later, within
-    tensorstore's retries: the run goes on. It stops again while iteration 3 is saved, gone
-    for good: the run stops with one line naming the last good checkpoint (2, the save the
-    pause held up), and once the bucket is back the same command resumes from the bucket
-    alone (its config.json there), with evaluations, Elo anchors and gating writing to the
-    bucket. The run ends as a straight one does. (The pause and the loss were two runs,
-    each beside its own straight run, until 2026-11-28: one run checks both for half the
-    time.)"""
+    tensorstore's retries: the run goes on to iteration 3. It stops again while iteration 3
+    is saved, gone for good: the run stops with one line (naming the last good checkpoint,
+    2, the save the pause held up, when a checkpoint write gives up before a metrics file's),
+    and once the bucket is back the same command resumes from the bucket alone (its
+    config.json there) from iteration 2 or later, with evaluations, Elo anchors and gating
+    writing to the bucket. The run ends as a straight one does. (The pause and the loss were
+    two runs, each beside a straight run of its own, until 2026-11-28.)"""
     require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
     port, folder = _free_port(), tmp_path / "bucket"
     folder.mkdir()
