@@ -272,7 +272,8 @@ def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path):
     port, folder = _free_port(), tmp_path / "bucket"
     folder.mkdir()
     server = _serve(_emulator_argv(port), folder, port)
-    env = _env(f"http://127.0.0.1:{port}")
+    emulator = f"http://127.0.0.1:{port}"
+    env = _env(emulator)
     experiment = tiny_experiment(tmp_path, num_iterations=4, checkpoint_every=1)
     train = ["train", "--config", str(experiment), *OVERRIDES]
     straight, run = str(tmp_path / "straight"), f"gs://{BUCKET}/outage"
@@ -292,7 +293,7 @@ def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path):
         again = _run(["train", "--workdir", run], env)
         resumed = re.search(r"resuming \S+ from iteration (\d+)", again.stdout + again.stderr)
         assert resumed and int(resumed[1]) >= 2, again.stdout + again.stderr  # the paused save
-        records = _read_rated_run(f"http://127.0.0.1:{port}", "outage")
+        records = _read_rated_run(emulator, "outage")
         with open(os.path.join(straight, "metrics.jsonl")) as file:
             _assert_same_records([json.loads(line) for line in file], records)
         compared = _run([os.path.dirname(__file__), straight, run], env, script=COMPARE)

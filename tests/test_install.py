@@ -34,7 +34,6 @@ TINY = {
     "learner.updates_per_iteration": 2,
     "train.num_iterations": 2,
     "train.checkpoint_every": 2,
-    "eval.every": 0,
 }
 
 
