@@ -7,13 +7,14 @@ The public Python API, for notebooks and scripts::
     game = azjax.make_game("connect_four")
     config = azjax.load_config("connect_four")          # an experiment's ConfigDict
     azjax.apply_overrides(config, {"search.num_simulations": "64"})
-    azjax.train.train(config, "runs/c4")                 # a progress bar; resumes a run
+    azjax.train(config, "runs/c4")                      # a progress bar; resumes a run
     agent = azjax.load_agent("runs/c4", num_simulations=200)
     metrics = azjax.load_metrics("runs/c4")              # a pandas DataFrame
     ratings = azjax.load_ratings("tournaments/c4")       # `azjax tournament`'s Elo table
 
 Names are imported on first use, so `import azjax` stays fast and does not load jax. The
-modules (`azjax.train`, `azjax.selfplay`, ...) are the rest of the API.
+wings (`azjax.games`, `azjax.core`, `azjax.config`, `azjax.runs`, `azjax.matches`,
+`azjax.training`, `azjax.apps`) hold the rest: `from azjax.core import search`.
 """
 
 import importlib
@@ -26,47 +27,65 @@ _EXPORTS = {
     "game_names": ("azjax.games", "names"),
     "Game": ("azjax.games", "Game"),
     "State": ("azjax.games", "State"),
-    "notation": ("azjax.notation", None),
+    "notation": ("azjax.games.notation", None),
     "base_config": ("azjax.config", "base_config"),
     "load_config": ("azjax.config", "load_config"),
     "apply_overrides": ("azjax.config", "apply_overrides"),
     "validate_config": ("azjax.config", "validate"),
-    "make_pipeline": ("azjax.build", "make_pipeline"),
-    "make_hyperparams": ("azjax.build", "make_hyperparams"),
-    "Pipeline": ("azjax.build", "Pipeline"),
-    "Hyperparams": ("azjax.build", "Hyperparams"),
-    "TrainerState": ("azjax.steps", "TrainerState"),
-    "init_state": ("azjax.steps", "init_state"),
-    "play_step": ("azjax.steps", "play_step"),
-    "learn_step": ("azjax.steps", "learn_step"),
-    "Agent": ("azjax.agent", "Agent"),
-    "load_agent": ("azjax.agent", "load_agent"),
-    "make_opponent": ("azjax.agent", "make_opponent"),
-    "make_match": ("azjax.arena", "make_match"),
-    "summarize": ("azjax.arena", "summarize"),
-    "make_search": ("azjax.search", "make_search"),
-    "make_mcts_baseline": ("azjax.mcts_baseline", "make_mcts_baseline"),
-    "SearchParams": ("azjax.search", "SearchParams"),
+    "make_pipeline": ("azjax.config.build", "make_pipeline"),
+    "make_hyperparams": ("azjax.config.build", "make_hyperparams"),
+    "Pipeline": ("azjax.core.steps", "Pipeline"),
+    "Hyperparams": ("azjax.core.steps", "Hyperparams"),
+    "TrainerState": ("azjax.core.steps", "TrainerState"),
+    "init_state": ("azjax.core.steps", "init_state"),
+    "play_step": ("azjax.core.steps", "play_step"),
+    "learn_step": ("azjax.core.steps", "learn_step"),
+    "Agent": ("azjax.matches.agent", "Agent"),
+    "load_agent": ("azjax.matches.agent", "load_agent"),
+    "make_opponent": ("azjax.matches.agent", "make_opponent"),
+    "make_match": ("azjax.matches.arena", "make_match"),
+    "summarize": ("azjax.matches.arena", "summarize"),
+    "make_search": ("azjax.core.search", "make_search"),
+    "make_mcts_baseline": ("azjax.core.mcts_baseline", "make_mcts_baseline"),
+    "SearchParams": ("azjax.core.search", "SearchParams"),
     "SearchOutput": ("azjax.types", "SearchOutput"),
     "Batch": ("azjax.types", "Batch"),
     "UserError": ("azjax.types", "UserError"),
-    "read_metrics": ("azjax.metrics", "read_metrics"),
-    "load_metrics": ("azjax.runs", "load_metrics"),
-    "list_checkpoints": ("azjax.runs", "list_checkpoints"),
-    "load_run_config": ("azjax.runs", "load_run_config"),
-    "plot_run": ("azjax.plots", "plot_run"),
-    "plot_runs": ("azjax.plots", "plot_runs"),
-    "plot_ratings": ("azjax.plots", "plot_ratings"),
-    "fit_ratings": ("azjax.ratings", "fit"),
-    "load_ratings": ("azjax.tournament", "load_ratings"),
+    "train": ("azjax.training.train", "train"),
+    "train_population": ("azjax.training.population", "train_population"),
+    "evaluations": ("azjax.runs.directory", "evaluations"),
+    "opponents": ("azjax.runs.directory", "opponents"),
+    "read_metrics": ("azjax.runs.metrics", "read_metrics"),
+    "load_metrics": ("azjax.runs.directory", "load_metrics"),
+    "list_checkpoints": ("azjax.runs.directory", "list_checkpoints"),
+    "load_run_config": ("azjax.runs.directory", "load_run_config"),
+    "plot_run": ("azjax.runs.plots", "plot_run"),
+    "plot_runs": ("azjax.runs.plots", "plot_runs"),
+    "plot_ratings": ("azjax.runs.plots", "plot_ratings"),
+    "fit_ratings": ("azjax.matches.ratings", "fit"),
+    "load_ratings": ("azjax.matches.tournament", "load_ratings"),
 }
 
 __all__ = ["__version__", *_EXPORTS]
 
+# The wings, lowest first: a module imports only from its own wing and the wings before it
+# (tests/test_layers.py reads this and checks every import, wherever it stands). A word
+# names a module or a folder of azjax.
+_WINGS = (
+    "types extras interrupt faults paths stats",  # plain Python helpers
+    "games",  # rules as pure JAX, notation, drawings
+    "core",  # networks, search, self-play, replay, learner, steps: pure functions
+    "config",  # the typed config and the one mapping from config to core objects
+    "runs",  # a run's directory: checkpoints, metrics, trackers, processes, plots
+    "matches",  # agents, outside engines, arena, ratings, tournaments, the zoo
+    "training",  # compiled steps, the host loop, evaluation, gating, populations
+    "apps",  # command line, GTP/UCI engines, web board, sweeps, benchmarks
+)
+
 
 def __getattr__(name: str):
     if name not in _EXPORTS:
-        try:  # a module: `azjax.train.train(...)` works after a plain `import azjax`
+        try:  # a module: `azjax.training.train.train(...)` works after a plain `import azjax`
             return importlib.import_module(f"azjax.{name}")
         except ModuleNotFoundError as error:
             if error.name != f"azjax.{name}":

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 import azjax
-from azjax import render
+from azjax.games import render
 
 DOCS = Path(__file__).parent
 # Columns 1-7 from the left. After these moves red (first) has three in a row on the bottom

@@ -16,7 +16,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from azjax import serve
+from azjax.apps import serve
 
 DOCS = Path(__file__).parent
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.join(REPO, "tests")  # conftest.py and the helpers beside it
 
 # JAX's persistent compilation cache, shared by the test processes (pytest-xdist's workers
 # and the `azjax` child processes they start, which inherit the environment): many tests
@@ -89,8 +90,8 @@ def small_network_search(game, **search):
     and the network's variables; `search` goes to `make_search`."""
     import jax  # noqa: PLC0415
 
-    from azjax.networks import make_network  # noqa: PLC0415
-    from azjax.search import make_search, network_evaluator  # noqa: PLC0415
+    from azjax.core.networks import make_network  # noqa: PLC0415
+    from azjax.core.search import make_search, network_evaluator  # noqa: PLC0415
 
     network = make_network(
         game.observation_shape, game.num_actions, channels=8, num_blocks=1, value_hidden=8
@@ -108,7 +109,7 @@ def tiny_experiment(folder, *, num_iterations: int, checkpoint_every: int):
     experiment.write_text(
         textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {os.path.join(REPO, "tests")!r})
+        sys.path.insert(0, {TESTS!r})
         from conftest import tiny_config
 
         def get_config():
@@ -211,8 +212,10 @@ def untrained_run(workdir, config):
     import jax  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
 
-    from azjax import build, checkpoint, runs  # noqa: PLC0415
     from azjax import config as config_lib  # noqa: PLC0415
+    from azjax.config import build  # noqa: PLC0415
+    from azjax.runs import checkpoint
+    from azjax.runs import directory as runs
 
     runs.prepare_workdir(config, workdir, allow_config_change=False)
     network = build.make_network_for(config, build.make_game(config))
@@ -262,7 +265,7 @@ def web_runs(tmp_path_factory):
 def served(web_runs):
     """`served(game, opponent=False)`: the URL of a web board for an untrained run of
     `game` (with `opponent`, two agents that play each other), started once per module."""
-    from azjax import serve  # noqa: PLC0415
+    from azjax.apps import serve  # noqa: PLC0415
 
     running = {}
 

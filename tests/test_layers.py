@@ -2,11 +2,11 @@
 lower layer to a higher one, and no import hidden in a function except of an optional
 dependency (or in an entry point).
 
-The layer order is the block after "The exact order" in docs/architecture.md, written
-there once: one entry a word, lowest first; an entry names a module or a package (`engines`,
-`ratings.anchors`), and a module belongs to the longest entry that is it or holds it. The
-package's `__init__` comes first: Python runs it before any of its modules, and it imports
-them only on first use, by name.
+The layer order is `azjax._WINGS`, written there once: the wings lowest first, each a few
+words that name modules or folders of azjax; a module belongs to the longest word that is it
+or holds it, and imports only from its own wing and those before it. The package's
+`__init__` comes first: Python runs it before any of its modules, and it imports them only
+on first use, by name.
 
 Imports are every `import` and `from ... import` wherever it stands (functions, classes,
 `if` blocks), relative ones resolved, `from PACKAGE import NAME` read as the submodule
@@ -15,12 +15,12 @@ PACKAGE.NAME where there is one; importing a submodule also imports its packages
 
 import ast
 import dataclasses
-import re
 from pathlib import Path
+
+import azjax
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "azjax"
-DOC = ROOT / "docs" / "architecture.md"
 
 # What a function may import: the optional or slow third-party packages, loaded when a
 # function needs them, and the azjax modules that exist for one of them (the only list).
@@ -39,13 +39,13 @@ OPTIONAL_DEPENDENCIES = (
     "h11",  # serve: uvicorn's HTTP protocol (a request head's deadline)
     "wandb",  # trackers: Weights & Biases
     "mlflow",  # trackers: MLflow
-    "azjax.serve.app",  # serve: the HTTP API, on Starlette (the `serve` extra)
+    "azjax.apps.serve.app",  # serve: the HTTP API, on Starlette (the `serve` extra)
 )
 
 # Entry points whose imports stay inside functions so that they load only what is used:
 # `import azjax` (lazy exports) and the `azjax` command (a command imports what it runs, so
 # `azjax --help` loads no jax), with its argument parser.
-ENTRY_POINTS = ("azjax", "azjax.cli", "azjax.cli_args", "azjax.cli_train")
+ENTRY_POINTS = ("azjax", "azjax.apps.cli", "azjax.apps.cli_args", "azjax.apps.cli_train")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,23 +115,22 @@ def _imports(module: str, path: Path, modules: dict[str, Path]) -> list[Import]:
     return found
 
 
-def _layer_order() -> list[str]:
-    """The layer entries of docs/architecture.md, lowest first, as dotted module names."""
-    text = DOC.read_text(encoding="utf-8")
-    match = re.search(r"The exact order.*?\n```\n(.*?)\n```", text, re.DOTALL)
-    assert match, f"{DOC.relative_to(ROOT)}: no ``` block after 'The exact order'"
-    return [f"{PACKAGE}.{entry}" for entry in match.group(1).split()]
+def _layer_order() -> list[list[str]]:
+    """The wings of `azjax._WINGS`, lowest first, each as its dotted module names."""
+    return [[f"{PACKAGE}.{word}" for word in wing.split()] for wing in azjax._WINGS]
 
 
-def _layers(modules: dict[str, Path], order: list[str]) -> tuple[dict[str, int], list[str]]:
-    """Each module's layer (the index of its longest entry) and the modules without one."""
+def _layers(modules: dict[str, Path], order: list[list[str]]) -> tuple[dict[str, int], list[str]]:
+    """Each module's wing (the index of the wing of its longest word) and the modules
+    without one."""
     layer, missing = {}, []
+    words = [(word, i) for i, wing in enumerate(order) for word in wing]
     for module in modules:
-        holders = [i for i, e in enumerate(order) if module == e or module.startswith(e + ".")]
+        holders = [(w, i) for w, i in words if module == w or module.startswith(w + ".")]
         if module == PACKAGE:
             layer[module] = -1  # runs before any module; imports on first use, by name
         elif holders:
-            layer[module] = max(holders, key=lambda i: len(order[i]))
+            layer[module] = max(holders, key=lambda h: len(h[0]))[1]
         else:
             missing.append(module)
     return layer, missing
@@ -194,11 +193,12 @@ def _cycles(imports: list[Import]) -> list[list[Import]]:
 
 def test_layer_order_holds_every_module():
     order = _layer_order()
-    assert len(order) == len(set(order)), f"an entry twice in the layer order: {order}"
+    words = [w for wing in order for w in wing]
+    assert len(words) == len(set(words)), f"a word twice in azjax._WINGS: {words}"
     _, missing = _layers(MODULES, order)
-    assert not missing, f"modules missing from the layer order in docs/architecture.md: {missing}"
-    stale = [e for e in order if not any(m == e or m.startswith(e + ".") for m in MODULES)]
-    assert not stale, f"layer order entries that name no module: {stale}"
+    assert not missing, f"modules in no wing of azjax._WINGS: {missing}"
+    stale = [w for w in words if not any(m == w or m.startswith(w + ".") for m in MODULES)]
+    assert not stale, f"words of azjax._WINGS that name no module: {stale}"
 
 
 def test_no_import_cycle():
@@ -215,7 +215,7 @@ def _upward(imports: list[Import], order: list[str], layer: dict[str, int]) -> l
     """The imports from a lower layer to a higher one, one line per statement and module."""
 
     def entry(module: str) -> str:
-        return order[layer[module]] if layer[module] >= 0 else module
+        return " ".join(order[layer[module]]) if layer[module] >= 0 else module
 
     lines = [
         f"{i.where}: {i.source} ({entry(i.source)}) imports {i.target} ({entry(i.target)}), "
@@ -281,7 +281,7 @@ def test_the_checks_see_a_cycle_an_upward_import_and_a_hidden_one(tmp_path):
         ("azjax.sub.c", "azjax.a", 1, False),
     ]
     assert [[i.target for i in cycle] for cycle in _cycles(internal)] == [["azjax.b", "azjax.a"]]
-    order = ["azjax.a", "azjax.sub", "azjax.b"]  # a below b: its import of b goes up
+    order = [["azjax.a"], ["azjax.sub"], ["azjax.b"]]  # a below b: its import of b goes up
     layer, missing = _layers(modules, order)
     assert not missing and layer["azjax.sub.c"] == 1 and layer["azjax"] == -1
     assert _upward(internal, order, layer) == [

@@ -5,8 +5,8 @@ constant tables are built only when it is used.
 
 The registry is also the one place that finds a game's text, pictures and web board: a
 registered class's module name is its family ("go" for `azjax.games.go`), and the layers
-above keep one module per family under that name (`azjax/notation/go.py`,
-`azjax/render/go.py`, `azjax/serve/boards/go.py`), found by `companion`. Adding a game is
+above keep one module per family under that name (`azjax/games/notation/go.py`,
+`azjax/games/render/go.py`, `azjax/apps/serve/boards/go.py`), found by `companion`. Adding a game is
 adding its files and its registry line.
 """
 
@@ -73,7 +73,7 @@ def family_of(game) -> str | None:
 @functools.cache
 def companion(game_class: type, package: str) -> ModuleType | None:
     """The module of `package` named after a game class's family, imported: its text
-    (`companion(Go, "azjax.notation")` is `azjax.notation.go`), its pictures or its web
+    (`companion(Go, "azjax.games.notation")` is `azjax.games.notation.go`), its pictures or its web
     board. None where the class has no family or `package` no module for it."""
     name = family(game_class)
     if name is None or importlib.util.find_spec(f"{package}.{name}") is None:

@@ -82,7 +82,8 @@ class Game(abc.ABC):
         """Plays `action`; a no-op (with zero rewards) when `state` is already terminated.
 
         The result of an illegal action is unspecified: callers mask actions with
-        `legal_action_mask` (search does at every node; `azjax.notation` validates human input).
+        `legal_action_mask` (search does at every node; `azjax.games.notation` validates
+        human input).
         """
         zero_rewards = jnp.zeros(2, jnp.float32)
         next_state = self._step(state.replace(rewards=zero_rewards), jnp.asarray(action, jnp.int32))

@@ -42,7 +42,7 @@ class ConnectFour(base.Game):
     - Observation: [6, 7, 2] float32 from the mover's view; plane 0 = stones of the player
       to move, plane 1 = the opponent's stones; row 0 is the top row.
     - Action: [] int32 in [0, 7), the column (left to right) to drop a stone into; legal
-      while the column has room. Humans type columns 1-7 (`azjax.notation`).
+      while the column has room. Humans type columns 1-7 (`azjax.games.notation`).
     - Reward: [2] float32, +1 for the winner and -1 for the loser on the winning move; a
       full board without four in a row is a draw, (0, 0).
     - Symmetries: 2 (identity, left-right mirror). Games last at most 42 plies.

@@ -65,7 +65,7 @@ class Gomoku(base.Game):
       move is player 0 (who moved first), else all zeros. Row 0 is the top row.
     - Action: [] int32 in [0, W*H), the point row-major from the top-left; legal while
       empty. Humans type a column letter and a row number counted from the bottom ("h8"
-      is the centre of 15 x 15; `azjax.notation.gomoku`).
+      is the centre of 15 x 15; `azjax.games.notation.gomoku`).
     - Reward: [2] float32, +1 for the winner and -1 for the loser on the winning move; a
       full board without a win is a draw, (0, 0).
     - Symmetries: 8 on a square board (the dihedral group), 4 on a rectangular one

@@ -95,7 +95,7 @@ class Othello(base.Game):
     - Observation: [size, size, 3] float32 from the mover's view; plane 0 = discs of the
       player to move, plane 1 = the opponent's discs, plane 2 = the mover's legal moves.
     - Action: [] int32 in [0, size*size], a point row-major from the top-left, or
-      size*size (64 on 8x8) to pass. Humans type "d3" or "pass" (`azjax.notation`).
+      size*size (64 on 8x8) to pass. Humans type "d3" or "pass" (`azjax.games.notation`).
     - Reward: [2] float32 on the step that ends the game: +1 to the side with more discs
       and -1 to the other; equal counts are a draw, (0, 0).
     - Symmetries: 8 (the dihedral group of the square; the pass maps to itself). Games last

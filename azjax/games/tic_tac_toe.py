@@ -25,7 +25,7 @@ class TicTacToe(base.Game):
     - Observation: [3, 3, 2] float32 from the mover's view; plane 0 = marks of the player
       to move, plane 1 = the opponent's marks.
     - Action: [] int32 in [0, 9), the cell row-major from the top-left; legal while empty.
-      Humans type cells 1-9 (`azjax.notation`).
+      Humans type cells 1-9 (`azjax.games.notation`).
     - Reward: [2] float32, +1 for the winner and -1 for the loser on the winning move; a
       full board without three in a row is a draw, (0, 0).
     - Symmetries: 8 (the dihedral group of the square). Games last at most 9 plies.

@@ -1,4 +1,4 @@
-"""Xiangqi (Chinese chess) on 9 files by 10 ranks (FEN and ICCS: `azjax.notation.xiangqi`).
+"""Xiangqi (Chinese chess) on 9 files by 10 ranks (FEN and ICCS: `azjax.games.notation.xiangqi`).
 
 Boards are seen from the player to move: the mover's pieces are positive and play upward
 (row 0 is the top row, the opponent's back rank). Red sees the board as it stands; Black
@@ -215,7 +215,7 @@ class Xiangqi(base.Game):
     ) -> XiangqiState:
         """A position with `board` and `current_player` to move, as if it were the start of
         the game: no plies played, the repetition history holding this position only
-        (jittable). `azjax.notation.xiangqi.from_fen` builds one from a FEN.
+        (jittable). `azjax.games.notation.xiangqi.from_fen` builds one from a FEN.
 
         Args:
           board: [90] int8 as `XiangqiState.board` (Red positive, row 0 = rank 9), a

@@ -5,7 +5,7 @@ rank flips and left-right mirror, the per-kind move slot tables and the fixed sl
 a side's 16 pieces, the king-safety watch tables, and the Zobrist keys. Points and labels
 are seen from the player to move (see the module docstring of `xiangqi.py`). ICCS square
 names (`square_name`) spell out the diagonal labels; the rest of the text is in
-`azjax.notation.xiangqi`.
+`azjax.games.notation.xiangqi`.
 """
 
 import numpy as np

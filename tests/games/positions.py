@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax import notation
+from azjax.games import notation
 
 
 def play(game, moves):

@@ -15,7 +15,7 @@ from pgx_reference import assert_matches_pgx
 from positions import check_finished_game, play
 
 import azjax.games
-from azjax import notation
+from azjax.games import notation
 from azjax.types import UserError
 
 pgx = pytest.importorskip("pgx")

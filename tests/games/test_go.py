@@ -48,7 +48,7 @@ from openspiel_reference import play_random_games
 from positions import check_pass_symmetries, play
 
 import azjax.games
-from azjax import notation
+from azjax.games import notation
 from azjax.games.go import Go
 from azjax.types import UserError
 

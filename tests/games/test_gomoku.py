@@ -26,7 +26,7 @@ from openspiel_reference import assert_matches_openspiel, play_random_games
 from positions import board, check_finished_game, play
 
 import azjax.games
-from azjax import notation
+from azjax.games import notation
 from azjax.games.gomoku import Gomoku
 from azjax.types import UserError
 

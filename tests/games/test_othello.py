@@ -45,7 +45,7 @@ from pgx_reference import play_against_reference
 from positions import board, check_finished_game, check_pass_symmetries, play
 
 import azjax.games
-from azjax import notation
+from azjax.games import notation
 from azjax.games.othello import Othello
 from azjax.types import UserError
 

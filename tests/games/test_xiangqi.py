@@ -37,10 +37,9 @@ from positions import board
 from xiangqi_reference import assert_matches_openspiel, perft
 
 import azjax.games
-from azjax import notation
-from azjax.games import xiangqi
+from azjax.games import notation, xiangqi
+from azjax.games.notation.xiangqi import START_FEN, from_fen, square_name, to_fen
 from azjax.games.xiangqi import Xiangqi
-from azjax.notation.xiangqi import START_FEN, from_fen, square_name, to_fen
 from azjax.types import UserError
 
 pyspiel = pytest.importorskip("pyspiel")

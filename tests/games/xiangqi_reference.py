@@ -12,7 +12,7 @@ import numpy as np
 from openspiel_reference import play_random_games
 
 from azjax.games import xiangqi
-from azjax.notation.xiangqi import to_fen
+from azjax.games.notation.xiangqi import to_fen
 
 PERFT_CHUNK = 8192  # (state, action) pairs stepped per call while expanding a perft level
 

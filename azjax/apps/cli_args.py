@@ -1,0 +1,371 @@
+"""The `azjax` command line's arguments: the parser of every command (`parser()`) and
+the `--config.KEY=VALUE` overrides (`split_overrides`). The commands are in `cli.py`."""
+
+import argparse
+
+DESCRIPTION = (
+    "The `azjax` command line: train AlphaZero agents, rate them, play them, serve them to GUIs "
+    "and the browser, search hyperparameters, measure speed and memory."
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line (`azjax: error: ...`, status 2), not usage text."""
+
+    def error(self, message):
+        from azjax.types import UserError  # noqa: PLC0415
+
+        raise UserError(f"{self.prog}: {message}")
+
+
+def _count(low: int, high: int = 1_000_000_000):
+    """An argparse type: an integer in [low, high]."""
+
+    def parse(text: str) -> int:
+        if not text.strip().lstrip("+-").isdecimal() or not text.strip().isascii():
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+        value = int(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {value}")
+        return value
+
+    return parse
+
+
+def _even_count(text: str) -> int:
+    value = _count(2)(text)
+    if value % 2:
+        raise argparse.ArgumentTypeError(f"must be a positive even number, got {value}")
+    return value
+
+
+SIMULATIONS = _count(1, 1_000_000)
+
+
+def split_overrides(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Separates `--config.a.b=value` (or `--config.a.b value`) from the other arguments."""
+    rest, overrides, index = [], {}, 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg.startswith("--config."):
+            key, sep, value = arg[len("--config.") :].partition("=")
+            if not sep:
+                if index + 1 >= len(argv):
+                    from azjax.types import UserError  # noqa: PLC0415
+
+                    raise UserError(f"config override {arg} needs a value")
+                value = argv[index + 1]
+                index += 1
+            overrides[key] = value
+        else:
+            rest.append(arg)
+        index += 1
+    return rest, overrides
+
+
+def _agent_arguments(command, help: str) -> None:
+    """`--workdir RUN` or `--agent NAME` (a shipped agent, `azjax zoo`): exactly one."""
+    source = command.add_mutually_exclusive_group(required=True)
+    source.add_argument("--workdir", help=help)
+    source.add_argument("--agent", metavar="NAME", help="a shipped agent (`azjax zoo --names`)")
+
+
+def resolve_agent(args) -> None:
+    """Folds `--agent NAME` (and serve's `--opponent-agent`) into `workdir` as `zoo:NAME`,
+    which `agent.load_agent` reads."""
+    if getattr(args, "agent", None):
+        args.workdir = f"zoo:{args.agent}"
+    if getattr(args, "opponent_agent", None):
+        args.opponent_workdir = f"zoo:{args.opponent_agent}"
+
+
+def parser() -> argparse.ArgumentParser:
+    from azjax import __version__  # noqa: PLC0415  (no jax)
+
+    parser = _Parser(prog="azjax", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"azjax {__version__}")
+    commands = parser.add_subparsers(
+        dest="command", parser_class=_Parser, title="commands", metavar="COMMAND"
+    )
+
+    train = commands.add_parser("train", help="train an agent (resumes an existing workdir)")
+    train.add_argument(
+        "--config",
+        default=None,
+        help="experiment: a file with get_config(), a name of azjax's (connect_four, othello:cpu6; "
+        "`experiments/`) or a run's config.json (default: the --workdir run's config, "
+        "else connect_four)",
+    )
+    train.add_argument(
+        "--workdir",
+        default=None,
+        help="run directory; an existing run resumes, with its own config unless --config is "
+        "given (default: runs/<name>, or the folder of --config RUN/config.json)",
+    )
+    train.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the resolved config, then exit (compiles, trains and writes nothing)",
+    )
+    train.add_argument(
+        "--memory-plan",
+        action="store_true",
+        help="print the resolved config and its memory plan on the run's devices, then exit "
+        "(compiles the step functions; trains and writes nothing)",
+    )
+    train.add_argument(
+        "--allow-config-change",
+        action="store_true",
+        help="resume a workdir even though its saved config differs",
+    )
+    train.add_argument("--devices", type=_count(1), default=None, help="use the first N devices")
+    add_hosts_arguments(train, "one run over the devices of several processes")
+
+    evaluate = commands.add_parser("evaluate", help="play a trained agent against an opponent")
+    _agent_arguments(evaluate, "run directory of the agent")
+    evaluate.add_argument(
+        "--opponent",
+        default="mcts:200",
+        help="random, mcts:N (pure MCTS, N simulations), workdir:PATH or zoo:NAME",
+    )
+    evaluate.add_argument(
+        "--games", type=_even_count, default=100, help="games (even), half as first"
+    )
+    evaluate.add_argument(
+        "--simulations",
+        type=SIMULATIONS,
+        default=None,
+        help="the agent's simulations per move (default: the run's eval setting)",
+    )
+    evaluate.add_argument(
+        "--opening-plies",
+        type=_count(0),
+        default=None,
+        help="random opening moves (default 0; 2 against another workdir)",
+    )
+    evaluate.add_argument("--seed", type=_count(0), default=0)
+    evaluate.add_argument("--sgf", default=None, help="write the games as SGF to this folder (go)")
+
+    selfplay = commands.add_parser(
+        "selfplay", help="play self-play games as in training and save them as SGF (go)"
+    )
+    _agent_arguments(selfplay, "run directory or checkpoint path")
+    selfplay.add_argument("--games", type=_even_count, default=8, help="games (even)")
+    selfplay.add_argument("--sgf", required=True, help="folder for the SGF files")
+    selfplay.add_argument("--seed", type=_count(0), default=0)
+
+    gtp = commands.add_parser("gtp", help="a GTP engine on stdin/stdout for Go GUIs (go runs)")
+    _agent_arguments(gtp, "run directory or checkpoint path")
+    gtp.add_argument(
+        "--simulations", type=SIMULATIONS, default=None, help="search simulations per move"
+    )
+    gtp.add_argument("--sgf-dir", default=None, help="save each game played as SGF here")
+    gtp.add_argument(
+        "--resign-below", type=float, default=None, help="resign below this searched value"
+    )
+    gtp.add_argument("--seed", type=_count(0), default=0)
+
+    uci = commands.add_parser(
+        "uci", help="a UCI engine on stdin/stdout for Xiangqi GUIs and engines (xiangqi runs)"
+    )
+    _agent_arguments(uci, "run directory or checkpoint path")
+    uci.add_argument(
+        "--simulations", type=SIMULATIONS, default=None, help="default search simulations per move"
+    )
+    uci.add_argument("--seed", type=_count(0), default=0)
+
+    play = commands.add_parser("play", help="play against a trained agent in the terminal")
+    _agent_arguments(play, "run directory or checkpoint path")
+    play.add_argument("--simulations", type=SIMULATIONS, default=None)
+    play.add_argument("--second", action="store_true", help="let the agent move first")
+    play.add_argument("--seed", type=_count(0), default=0)
+
+    serve = commands.add_parser(
+        "serve", help="play against a trained agent (or watch two) in the browser"
+    )
+    _agent_arguments(serve, "run directory or checkpoint path")
+    serve.add_argument(
+        "--opponent-workdir", default=None, help="a second run: watch the two agents play"
+    )
+    serve.add_argument(
+        "--opponent-agent", default=None, metavar="NAME", help="a shipped agent as the second"
+    )
+    serve.add_argument("--simulations", type=SIMULATIONS, default=None)
+    serve.add_argument("--port", type=_count(1, 65535), default=8000)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--max-games", type=_count(1), default=64, help="games kept at once")
+
+    bench = commands.add_parser(
+        "bench", help="throughput table (env, search, self-play, learner); --memory: memory plan"
+    )
+    bench.add_argument("--game", default=None, help="the game (default: connect_four)")
+    bench.add_argument(
+        "--config", default=None, help="experiment file or name for search/network sizes"
+    )
+    bench.add_argument("--batch-sizes", default="1,64,1024,4096")
+    bench.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
+    bench.add_argument(
+        "--env-only", action="store_true", help="only the environment rows (no network)"
+    )
+    bench.add_argument(
+        "--memory",
+        action="store_true",
+        help="memory plan of --config (else every experiment): bytes per position and game, "
+        "compiled programs, the largest batch and replay in 16/40/80 GiB per device",
+    )
+    bench.add_argument("--all", action="store_true", help="--memory for every experiment")
+    bench.add_argument(
+        "--devices", type=_count(1, 4096), default=8, help="--memory: devices (default 8)"
+    )
+    bench.add_argument(
+        "--population",
+        default=None,
+        metavar="SIZES",
+        help="cost of populations of these sizes (1,2,4,8) of --config, per member-iteration",
+    )
+    bench.add_argument("--iterations", type=_count(1), default=3, help="--population: timed")
+    bench.add_argument(
+        "--search-options",
+        action="store_true",
+        help="time per ply/move of --config with tree reuse and playout caps off and on",
+    )
+    bench.add_argument(
+        "--workdir",
+        default=None,
+        help="--search-options: the network (and config) of this run's newest checkpoint",
+    )
+    bench.add_argument(
+        "--compile",
+        action="store_true",
+        help="seconds to trace and to compile each of --config's programs (init, play, learn), "
+        "beside a plain pgx + mctx + Flax play step of the same sizes",
+    )
+
+    plot = commands.add_parser("plot", help="plot a run's learning curve from metrics.jsonl")
+    plot.add_argument("--workdir", required=True, help="a run directory or a metrics.jsonl file")
+    plot.add_argument("--out", default=None, help="image file (default: WORKDIR/learning.png)")
+    plot.add_argument(
+        "--x",
+        choices=("minutes", "games", "iteration"),
+        default="minutes",
+        help="x axis: wall-clock minutes, self-play games or iterations",
+    )
+    plot.add_argument(
+        "--eval-games",
+        type=_count(1),
+        default=None,
+        help="games per evaluation, for metrics written before runs recorded it",
+    )
+
+    tournament = commands.add_parser(
+        "tournament",
+        help="play checkpoints, baselines and engines against each other; Elo ratings",
+    )
+    tournament.add_argument(
+        "--dir", required=True, help="tournament directory, a path or gs://... (resumes)"
+    )
+    tournament.add_argument(
+        "--players",
+        nargs="+",
+        default=None,
+        help="RUN, RUN@STEP, RUN@every:K, RUN@all, zoo:NAME, random, mcts:N, minimax, "
+        'gtp:"COMMAND", uci:"COMMAND" depth=D (default: the players already in DIR)',
+    )
+    tournament.add_argument("--game", default=None, help="the game when no player is a run")
+    tournament.add_argument(
+        "--gauntlet",
+        default=None,
+        metavar="PLAYER",
+        help="PLAYER against every other player (default: round robin)",
+    )
+    tournament.add_argument(
+        "--games", type=_count(1), default=20, help="games per pairing when done (default 20)"
+    )
+    tournament.add_argument(
+        "--batch", type=_even_count, default=32, help="games played at once on the device"
+    )
+    tournament.add_argument(
+        "--simulations", type=SIMULATIONS, default=None, help="checkpoints' simulations per move"
+    )
+    tournament.add_argument(
+        "--opening-plies",
+        type=_count(0),
+        default=2,
+        help="random opening moves between deterministic players (default 2)",
+    )
+    tournament.add_argument("--anchor", default="random", help="the player rated 0")
+    tournament.add_argument(
+        "--timeout", type=_count(1), default=60, help="seconds an engine may take per answer"
+    )
+    tournament.add_argument("--seed", type=_count(0), default=0)
+
+    from azjax.apps.ablation_args import add_parser as add_ablation  # noqa: PLC0415
+    from azjax.apps.sweeps.arguments import add_parser as add_sweep  # noqa: PLC0415
+
+    sweep = add_sweep(commands, _count)
+    add_hosts_arguments(sweep, "one worker over the devices of several processes (a pod slice)")
+    add_ablation(commands, _count, _even_count)
+    commands.add_parser("games", help="list the registered games")
+
+    zoo = commands.add_parser(
+        "zoo", help="the trained agents shipped with azjax (play one: --agent NAME)"
+    )
+    zoo.add_argument("--names", action="store_true", help="the names alone, one a line")
+    zoo.add_argument("--export", default=None, metavar="RUN", help="add RUN's newest checkpoint")
+    zoo.add_argument("--name", default=None, help="--export: the agent's name")
+    zoo.add_argument(
+        "--rate", default=None, metavar="NAME", help="rate the shipped agent NAME (--opponents)"
+    )
+    zoo.add_argument(
+        "--command", dest="train_command", default="", help="--export: the command that trained RUN"
+    )
+    zoo.add_argument(
+        "--from-tournament",
+        default=None,
+        metavar="DIR",
+        help="--rate: ratings from the games NAME played in the tournament DIR, not played now",
+    )
+    zoo.add_argument(
+        "--opponents",
+        default=None,
+        help='--export, --rate: fixed opponents and engines (gtp:"COMMAND"), comma separated '
+        "(default: random,mcts:200; with --from-tournament: every opponent NAME met there)",
+    )
+    zoo.add_argument(
+        "--games",
+        type=_even_count,
+        default=None,
+        help="--export, --rate: games per opponent (default 200)",
+    )
+    zoo.add_argument(
+        "--engine-games",
+        type=_even_count,
+        default=None,
+        help="--export, --rate: games per outside engine, one at a time (default: --games)",
+    )
+    zoo.add_argument("--notes", default="", help="--export: a note shown with the agent")
+    zoo.add_argument("--seed", type=_count(0), default=0)
+    return parser
+
+
+def add_hosts_arguments(command, what: str) -> None:
+    """The flags that join a command's process to others (`distributed.initialize`)."""
+    hosts = command.add_argument_group("many hosts", f"{what}, the same command on each")
+    hosts.add_argument(
+        "--coordinator", default=None, metavar="HOST:PORT", help="process 0's address"
+    )
+    hosts.add_argument("--num-processes", type=_count(1), default=None, metavar="N")
+    hosts.add_argument("--process-id", type=_count(0), default=None, metavar="I", help="0 to N-1")
+    hosts.add_argument(
+        "--distributed",
+        choices=("auto",),
+        default=None,
+        help="auto: read the processes from the cluster (Cloud TPU, SLURM, Open MPI)",
+    )
+    hosts.add_argument(
+        "--distributed-timeout",
+        type=_count(1),
+        default=300,
+        metavar="S",
+        help="seconds to wait for every process to join (default 300)",
+    )

@@ -1,0 +1,119 @@
+"""Opponent specs of the command line and the config: outside engines.
+
+`parse_engine_spec` reads the engine specs of the command line:
+
+    gtp:"gnugo --mode gtp --level 5"          Go over GTP (`gtp_client.GtpPlayer`)
+    uci:fairy-stockfish depth=1               Xiangqi over UCI (`uci_client.UciPlayer`)
+    uci:pikafish movetime=200 timeout=30
+
+The command is quoted when it holds spaces; options follow as key=value: for both
+`timeout=SECONDS` (per answer, default 30); for GTP `cleanup=true|false` (default true: moves
+by `kgs-genmove_cleanup` where the engine has it, so that it captures dead stones before
+passing, see `gtp_client`); for UCI one of `depth=N`, `nodes=N`, `movetime=MS` (default
+movetime=1000), `ranks=auto|0-9|1-10` (see `uci_client`) and `skill=N` (the engine's
+`Skill Level`, -20 to 20: Fairy-Stockfish at its weakest is `skill=-20`).
+`azjax.matches.engines.open_player(spec)` starts the player a spec names.
+"""
+
+import dataclasses
+import shlex
+
+from azjax import games
+from azjax.games import Game
+from azjax.types import UserError
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineSpec:
+    """A parsed engine spec (`engines.open_player` starts a player from it).
+
+    Attributes:
+      protocol: "gtp" (Go) or "uci" (Xiangqi).
+      command: the engine's command line.
+      options: the key=value options, typed (see the module docstring).
+    """
+
+    protocol: str
+    command: str
+    options: dict
+
+    @property
+    def name(self) -> str:
+        return f"{self.protocol}:{self.command}"
+
+    def plays(self, game: Game) -> bool:
+        """Whether this engine's protocol plays `game`."""
+        return games.family_of(game) == ("go" if self.protocol == "gtp" else "xiangqi")
+
+    def require_plays(self, game: Game, spec: str | None = None) -> None:
+        """Raises UserError (naming `spec`, the user's words, or the engine) unless this
+        engine's protocol plays `game`."""
+        if not self.plays(game):
+            raise UserError(f"{spec or self.name} ({self.protocol}) cannot play {game.name}")
+
+
+def _boolean(text: str) -> bool:
+    """true/false (also yes/no, on/off, 1/0, any case) as a bool; ValueError otherwise."""
+    words = {"true": True, "yes": True, "on": True, "1": True}
+    words.update({"false": False, "no": False, "off": False, "0": False})
+    try:
+        return words[text.lower()]
+    except KeyError:
+        raise ValueError(text) from None
+
+
+_OPTIONS = {  # protocol -> option -> (type, check, what it must be)
+    "gtp": {
+        "timeout": (float, lambda v: 0 < v < 1e6, "a positive number of seconds"),
+        "cleanup": (_boolean, lambda v: True, "true or false"),
+    },
+    "uci": {
+        "timeout": (float, lambda v: 0 < v < 1e6, "a positive number of seconds"),
+        "depth": (int, lambda v: 1 <= v <= 1000, "an integer from 1 to 1000"),
+        "nodes": (int, lambda v: 1 <= v <= 10**15, "a positive integer"),
+        "movetime": (int, lambda v: 1 <= v <= 10**9, "a positive number of milliseconds"),
+        "ranks": (str, lambda v: v in ("auto", "0-9", "1-10"), "auto, 0-9 or 1-10"),
+        "skill": (int, lambda v: -20 <= v <= 20, "an integer from -20 to 20"),
+    },
+}
+
+
+def parse_engine_spec(spec: str) -> EngineSpec:
+    """Reads `gtp:COMMAND [key=value ...]` or `uci:COMMAND [key=value ...]`; COMMAND is
+    quoted when it holds spaces (`gtp:"gnugo --mode gtp --level 5"`).
+
+    Raises:
+      UserError: a spec that is not of that form, or an unknown or bad option (one line).
+    """
+    protocol, colon, rest = spec.strip().partition(":")
+    protocol = protocol.lower()
+
+    def fail(reason: str):
+        raise UserError(f"bad engine spec {spec!r}: {reason}")
+
+    if not colon or protocol not in _OPTIONS:
+        fail('expected gtp:COMMAND or uci:COMMAND, like gtp:"gnugo --mode gtp"')
+    try:
+        words = shlex.split(rest)
+    except ValueError as error:
+        fail(str(error))
+    if not words or not words[0].strip():
+        fail("no command")
+    command, options, known = words[0], {}, _OPTIONS[protocol]
+    for word in words[1:]:
+        key, equals, value = word.partition("=")
+        if not equals:
+            fail(f"{word!r} is no key=value option (quote a command that holds spaces)")
+        if key not in known:
+            fail(f"unknown option {key!r}; {protocol} takes {', '.join(known)}")
+        kind, check, what = known[key]
+        try:
+            typed = kind(value)
+        except ValueError:
+            typed = None
+        if typed is None or not check(typed):
+            fail(f"{key} must be {what}, got {value!r}")
+        options[key] = typed
+    if len({"depth", "nodes", "movetime"} & options.keys()) > 1:
+        fail("give at most one of depth, nodes and movetime")
+    return EngineSpec(protocol, command, options)

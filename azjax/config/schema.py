@@ -1,0 +1,299 @@
+"""The config schema: every key's type and range, checked in one place before anything is
+built (`validate`), and the opponent specs of evaluation.
+"""
+
+import difflib
+import inspect
+import math
+from pathlib import Path
+
+import ml_collections
+
+from azjax import games
+from azjax.config.opponents import parse_engine_spec
+from azjax.paths import workdir_path
+from azjax.types import UserError
+
+
+def flatten(tree: dict, prefix: str = "", *, keep_tuples: bool = False) -> dict[str, object]:
+    """Flattens a nested dict into {'a.b': value}, with lists and tuples normalised to lists
+    (kept as they are with `keep_tuples`)."""
+    items = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            items.update(flatten(value, name + ".", keep_tuples=keep_tuples))
+        elif isinstance(value, list | tuple) and not keep_tuples:
+            items[name] = list(value)
+        else:
+            items[name] = value
+    return items
+
+
+def _game_parameters(config: ml_collections.ConfigDict) -> dict[str, inspect.Parameter]:
+    """The keyword parameters the constructor of `config.game` takes (its rule options)."""
+    if config.game not in games.names():
+        raise UserError(f"unknown game {config.game!r}; known games: {', '.join(games.names())}")
+    parameters = inspect.signature(games.game_class(config.game)).parameters
+    return {
+        name: p
+        for name, p in parameters.items()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
+
+
+# Every config key with its check: (kind, low, high, low_open). `int`/`float` ranges are
+# inclusive unless low_open; None means unbounded.
+_NUMBERS = {
+    "seed": (int, 0, None, False),
+    "network.channels": (int, 1, 4096, False),
+    "network.num_blocks": (int, 0, 256, False),
+    "network.policy_channels": (int, 1, 256, False),
+    "network.value_channels": (int, 1, 256, False),
+    "network.value_hidden": (int, 1, 65536, False),
+    "search.num_simulations": (int, 1, 1_000_000, False),
+    "search.dirichlet_alpha": (float, 0.0, None, True),
+    "search.dirichlet_fraction": (float, 0.0, 1.0, False),
+    "search.pb_c_init": (float, 0.0, None, False),
+    "search.pb_c_base": (float, 0.0, None, True),
+    "search.max_num_considered_actions": (int, 1, None, False),
+    "search.gumbel_scale": (float, 0.0, None, False),
+    "search.gumbel_value_scale": (float, 0.0, None, True),
+    "search.forced_playouts": (float, 0.0, None, False),
+    "selfplay.batch_size": (int, 1, None, False),
+    "selfplay.num_steps": (int, 1, None, False),
+    "selfplay.temperature_moves": (int, 0, None, False),
+    "selfplay.full_search_fraction": (float, 0.0, 1.0, True),
+    "selfplay.cheap_simulations": (int, 1, 1_000_000, False),
+    "selfplay.resign_threshold": (float, -1.0, 1.0, False),
+    "selfplay.resign_check_fraction": (float, 0.0, 1.0, False),
+    "selfplay.resign_false_positives": (float, 0.0, 1.0, False),
+    "replay.capacity": (int, 1, None, False),
+    "replay.min_size": (int, 0, None, False),
+    "learner.batch_size": (int, 1, None, False),
+    "learner.updates_per_iteration": (int, 1, None, False),
+    "learner.learning_rate": (float, 0.0, None, True),
+    "learner.momentum": (float, 0.0, 1.0, False),
+    "learner.warmup_steps": (int, 0, None, False),
+    "learner.decay_steps": (int, 1, None, False),
+    "learner.decay_factor": (float, 0.0, None, False),
+    "learner.weight_decay": (float, 0.0, None, False),
+    "learner.value_loss_weight": (float, 0.0, None, False),
+    "learner.max_grad_norm": (float, 0.0, None, False),
+    "learner.value_target_mix": (float, 0.0, 1.0, False),
+    "selfplay.draw_adjudication": (float, -1.0, 1.0, False),
+    "selfplay.win_adjudication": (float, 0.0, 1.0, False),
+    "selfplay.random_move_fraction": (float, 0.0, 1.0, False),
+    "selfplay.handicap_starts": (float, 0.0, 1.0, False),
+    "learner.kl_target": (float, 0.0, None, False),
+    "learner.ownership_weight": (float, 0.0, None, False),
+    "learner.score_weight": (float, 0.0, None, False),
+    "train.num_iterations": (int, 0, None, False),
+    "train.max_minutes": (float, 0.0, None, False),
+    "train.checkpoint_every": (int, 1, None, False),
+    "train.keep_checkpoints": (int, 1, None, False),
+    "train.gating_every": (int, 1, None, False),
+    "train.gating_games": (int, 2, None, False),
+    "train.gating_threshold": (float, 0.0, 1.0, True),
+    "eval.every": (int, 0, None, False),
+    "eval.num_games": (int, 2, None, False),
+    "eval.num_simulations": (int, 1, 1_000_000, False),
+}
+_CHOICES = {
+    "network.dtype": ("float32", "bfloat16"),
+    "search.algorithm": ("puct", "gumbel"),
+    "learner.optimizer": ("adam", "sgd"),
+    "learner.schedule": ("constant", "cosine", "piecewise"),
+}
+# The trackers a run's records may go to besides metrics.jsonl (azjax/runs/trackers.py).
+LOGGERS = ("tensorboard", "wandb", "mlflow")
+# Groups of game constructor options, their keys the game's.
+_GAME_OPTIONS = ("game_kwargs.", "selfplay.game_kwargs.")
+_OTHER = (
+    "name",
+    "game",
+    "game_kwargs",
+    "selfplay.game_kwargs",
+    "replay.augment",
+    "search.tree_reuse",
+    "search.symmetric_eval",
+    "search.win_check",
+    "selfplay.resign",
+    "network.global_pooling",
+    "learner.boundaries",
+    "train.gating",
+    "train.loggers",
+    "train.wandb_project",
+    "train.mlflow_uri",
+    "train.profile",
+    "eval.opponents",
+    "eval.elo",
+    "eval.elo_anchor",
+    "eval.elo_ratings",
+)
+
+
+def _check_number(key: str, value, kind, low, high, low_open: bool) -> None:
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise UserError(f"config key {key!r} must be an integer, got {value!r}")
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise UserError(f"config key {key!r} must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise UserError(f"config key {key!r} must be a finite number, got {value!r}")
+    below = value <= low if low_open else value < low
+    if below or (high is not None and value > high):
+        interval = ("(" if low_open else "[") + f"{low}, " + (f"{high}]" if high else "inf)")
+        raise UserError(f"config key {key!r} must be in {interval}, got {value!r}")
+
+
+def validate(config: ml_collections.ConfigDict) -> None:
+    """Checks every value's type and range before anything is built.
+
+    Raises:
+      UserError: one line naming the key and what it accepts.
+    """
+    if not isinstance(config, ml_collections.ConfigDict):
+        raise UserError("an experiment's get_config() must return an ml_collections.ConfigDict")
+    known = set(_NUMBERS) | set(_CHOICES) | set(_OTHER)
+    flat = flatten(config.to_dict())
+    for key in sorted(flat):
+        if key not in known and not key.startswith(_GAME_OPTIONS):
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UserError(f"unknown config key {key!r}{hint}")
+    missing = sorted(k for k in known if k not in flat and k + "." not in _GAME_OPTIONS)
+    if missing:
+        raise UserError(f"config misses the key {missing[0]!r}")
+    for key, (kind, low, high, low_open) in _NUMBERS.items():
+        _check_number(key, flat[key], kind, low, high, low_open)
+    for key, choices in _CHOICES.items():
+        if flat[key] not in choices:
+            raise UserError(
+                f"config key {key!r} must be one of {', '.join(choices)}, got {flat[key]!r}"
+            )
+    if not isinstance(config.name, str) or not config.name:
+        raise UserError("config key 'name' must be a non-empty string")
+    for key in (
+        "replay.augment",
+        "train.gating",
+        "eval.elo",
+        "search.tree_reuse",
+        "search.symmetric_eval",
+        "search.win_check",
+        "selfplay.resign",
+        "network.global_pooling",
+    ):
+        if not isinstance(flat[key], bool):
+            raise UserError(f"config key {key!r} must be true or false, got {flat[key]!r}")
+    boundaries = flat["learner.boundaries"]
+    if not all(isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in boundaries):
+        raise UserError(
+            f"config key 'learner.boundaries' must be update counts >= 0, got {boundaries!r}"
+        )
+    if flat["search.forced_playouts"] > 0 and flat["search.algorithm"] != "puct":
+        raise UserError(
+            "config key 'search.forced_playouts' needs search.algorithm=puct (Gumbel search "
+            "chooses its own root visits)"
+        )
+    if flat["selfplay.full_search_fraction"] < 1.0 and (
+        flat["selfplay.cheap_simulations"] >= flat["search.num_simulations"]
+    ):
+        raise UserError(
+            "config key 'selfplay.cheap_simulations' must be below search.num_simulations "
+            f"({flat['search.num_simulations']}) when playout caps are on"
+        )
+    for key in ("eval.num_games", "train.gating_games"):
+        if flat[key] % 2:
+            raise UserError(f"config key {key!r} must be even, got {flat[key]}")
+    if config.replay.min_size > config.replay.capacity:
+        raise UserError(
+            f"config key 'replay.min_size' ({config.replay.min_size}) must not exceed "
+            f"replay.capacity ({config.replay.capacity})"
+        )
+    if not isinstance(config.eval.opponents, tuple | list):
+        raise UserError("config key 'eval.opponents' must be a tuple of opponent specs")
+    for opponent in config.eval.opponents:
+        if not isinstance(opponent, str):
+            raise UserError(f"config key 'eval.opponents' holds {opponent!r}, not a spec")
+        parse_opponent_spec(opponent)
+    loggers = config.train.loggers
+    if not isinstance(loggers, tuple | list) or not set(loggers) <= set(LOGGERS):
+        raise UserError(
+            f"config key 'train.loggers' must be a tuple of {', '.join(LOGGERS)}, got {loggers!r}"
+        )
+    profile = config.train.profile
+    if (
+        not isinstance(profile, tuple | list)
+        or len(profile) != 2
+        or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in profile)
+        or profile[0] > profile[1]
+        or (profile[0] == 0) != (profile[1] == 0)
+    ):
+        raise UserError(
+            "config key 'train.profile' must be (first, last) iterations, 1 <= first <= last, "
+            f"or (0, 0) for none; got {profile!r}"
+        )
+    for key in ("eval.elo_anchor", "eval.elo_ratings", "train.wandb_project", "train.mlflow_uri"):
+        if not isinstance(flat[key], str):
+            raise UserError(f"config key {key!r} must be a string, got {flat[key]!r}")
+    anchor = config.eval.elo_anchor
+    if anchor and anchor not in config.eval.opponents:
+        raise UserError(f"config key 'eval.elo_anchor' names {anchor!r}, not an eval opponent")
+    if config.eval.elo_ratings and not workdir_path(config.eval.elo_ratings).is_file():
+        raise UserError(f"config key 'eval.elo_ratings': no ratings file {config.eval.elo_ratings}")
+    parameters = _game_parameters(config)
+    for group in ("game_kwargs", "selfplay.game_kwargs"):
+        options = config.game_kwargs if group == "game_kwargs" else config.selfplay.game_kwargs
+        if not isinstance(options, ml_collections.ConfigDict):
+            raise UserError(f"config key {group!r} must be a group of game options")
+        for name in options:
+            if name not in parameters:
+                raise UserError(
+                    f"unknown config key '{group}.{name}': game {config.game!r} takes "
+                    f"{', '.join(parameters) or 'no options'}"
+                )
+    game = games.make(config.game, **dict(config.game_kwargs))  # a bad rule option: UserError
+    if config.selfplay.game_kwargs:
+        selfplay_game = games.make(config.game, **selfplay_game_kwargs(config))
+        if selfplay_game.observation_shape != game.observation_shape:
+            raise UserError(
+                "config key 'selfplay.game_kwargs' changes the observation's shape: the "
+                "network must read self-play and evaluation positions alike"
+            )
+
+
+def selfplay_game_kwargs(config: ml_collections.ConfigDict) -> dict:
+    """The self-play games' rule options: `game_kwargs` with `selfplay.game_kwargs` over them."""
+    return {**dict(config.game_kwargs), **dict(config.selfplay.game_kwargs)}
+
+
+def parse_opponent_spec(spec: str) -> tuple[str, object]:
+    """Parses an opponent spec into (kind, argument): 'random', 'minimax', 'mcts:N',
+    'ladder:N' (pure MCTS from N simulations, N more after each evaluation the agent won
+    every game of), 'previous' (the network at the previous evaluation), 'workdir:PATH' (or
+    a bare existing path), 'zoo:NAME' (a shipped agent), and outside engines
+    'gtp:COMMAND ...' / 'uci:COMMAND ...' (kind
+    'engine', the parsed `engines.EngineSpec`)."""
+    if spec in ("random", "minimax", "previous"):
+        return spec, None
+    for kind in ("mcts", "ladder"):
+        if spec.startswith(f"{kind}:"):
+            count = spec.split(":", 1)[1]
+            if not count.isdigit() or int(count) <= 0:
+                raise UserError(
+                    f"bad opponent {spec!r}: {kind}:N needs a positive number of simulations"
+                )
+            return kind, int(count)
+    if spec.startswith(("gtp:", "uci:")):
+        return "engine", parse_engine_spec(spec)
+    if spec.startswith("workdir:"):
+        return "workdir", spec.split(":", 1)[1]
+    if spec.startswith("zoo:") and len(spec) > 4:
+        return "workdir", spec  # a shipped agent: `load_agent` reads `zoo:NAME`
+    if Path(spec).is_dir():
+        return "workdir", spec
+    raise UserError(
+        f"bad opponent {spec!r}; use random, minimax (tic_tac_toe), mcts:N, ladder:N, "
+        'previous, workdir:PATH, zoo:NAME, gtp:"COMMAND" or uci:"COMMAND"'
+    )

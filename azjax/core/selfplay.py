@@ -1,0 +1,387 @@
+"""Batched self-play: B games in lockstep under one `lax.scan`, carried across iterations.
+
+Each call plays `num_steps` plies in every one of `batch_size` game slots. A finished game
+restarts in place at the next ply. Every position is written to the replay buffer as it is
+played (compact, see `replay`), and labelled there with its own game's outcome when that
+game ends, in this call or a later one: a running game keeps no copy of its positions, and
+every position is labelled exactly once.
+"""
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from azjax.core import replay
+from azjax.core import resignation as resignation_lib
+from azjax.core.replay import ReplayBuffer
+
+# Resignation's names, re-exported (`selfplay.ResignRule` and the rest).
+from azjax.core.resignation import (  # noqa: F401
+    NO_RESIGN,
+    RESIGN_THRESHOLDS,
+    Resignation,
+    ResignRule,
+    adapt_threshold,
+    false_positive_rates,
+)
+from azjax.core.search import Search
+from azjax.core.selfplay_rules import (
+    adjudicate_wins,
+    choose_action,
+    random_moves,
+    start_games,
+    where_rows,
+)
+from azjax.games import Game, State
+from azjax.types import Array, PRNGKey, SearchOutput
+
+
+@struct.dataclass
+class SelfPlayState:
+    """Everything self-play carries from one call to the next: the game in each slot [B].
+
+    The positions of a running game are in the replay buffer, unlabelled; there are
+    `num_pending` of them.
+    """
+
+    games: State  # [B]
+    # [B] int32 positions of each slot's running game in the buffer: with playout caps only
+    # the full searches are stored (None: every ply is).
+    stored: Array | None = None
+    resignation: Resignation | None = None  # None: games never resign
+
+    @property
+    def num_pending(self) -> Array:
+        """[B] int32 positions of each slot's running game, waiting for its outcome."""
+        count = self.games.step_count if self.stored is None else self.stored
+        return jnp.where(self.games.terminated, 0, count).astype(jnp.int32)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlayoutCap:
+    """KataGo's playout cap randomization (Wu 2019, section 3.1): each ply is a full search
+    with probability `full_fraction` (its positions are stored as training targets) or a
+    cheap search of `cheap_search` (no root noise; played, not stored). The choice is made
+    per ply for the whole batch, so a cheap ply really runs the cheap search only."""
+
+    full_fraction: float
+    cheap_search: Search
+
+
+class SelfPlayOutput(NamedTuple):
+    """Statistics of a call."""
+
+    num_labelled: Array  # [] int32 positions labelled (the plies of the games that ended)
+    num_games: Array  # [] int32 games that ended in this call
+    total_game_length: Array  # [] int32 plies of the games that ended
+    first_player_wins: Array  # [] int32
+    second_player_wins: Array  # [] int32
+    root_value: Array  # [] float32 mean searched root value
+    num_stored: Array  # [] int32 positions written to the buffer
+    num_full_plies: Array  # [] int32 plies searched in full (all of them without caps)
+    carried_fraction: Array  # [] float32 mean share of root visits carried over (tree reuse)
+    num_resigned: Array  # [] int32 games that ended by resignation
+    num_adjudicated: Array  # [] int32 games that ended by `win_adjudication`
+
+
+def init(
+    game: Game,
+    key: PRNGKey,
+    *,
+    batch_size: int,
+    playout_cap: bool = False,
+    resign: ResignRule | None = None,
+    handicap_starts: float = 0.0,
+) -> SelfPlayState:
+    """Starts `batch_size` games (B), `handicap_starts` of them from handicap starts."""
+    game_key, resign_key = jax.random.split(key)
+    games = start_games(game, game_key, batch_size, handicap_starts)
+    resignation = None if resign is None else resignation_lib.init(resign, resign_key, batch_size)
+    stored = jnp.zeros(batch_size, jnp.int32) if playout_cap else None
+    return SelfPlayState(games, stored, resignation)
+
+
+class Ply(NamedTuple):
+    """What one ply played, for the buffer and the statistics."""
+
+    searched: State  # [B] the positions searched
+    output: SearchOutput
+    ended: Array  # [B] bool the game ended with this ply (by the rules or resignation)
+    rewards: Array  # [B, 2] final rewards of the games that ended
+    targets: Array  # [B, 2] what their positions are labelled with (`draw_adjudication`)
+    lengths: Array  # [B] int32 stored positions of the games that ended (this one included)
+    full: Array  # [] bool the ply was a full search (stored)
+    carried: Array  # [B] int32 root visits carried over
+    resigned: Array  # [B] bool
+    adjudicated: Array  # [B] bool the game ended as a win by `win_adjudication`
+    # The auxiliary targets of the next positions from player 0's view, read for the games
+    # that ended: "ownership" [B, P] int8, "score" [B] float32 (only those asked for).
+    final: dict
+
+
+def play_ply(
+    game: Game,
+    search: Search,
+    variables,
+    state: SelfPlayState,
+    tree,
+    key: PRNGKey,
+    *,
+    temperature_moves,
+    sample_search_action: bool = False,
+    playout_cap: PlayoutCap | None = None,
+    resign: ResignRule | None = None,
+    draw_adjudication: float = 0.0,
+    win_adjudication: float = 0.0,
+    random_move_fraction: float = 0.0,
+    handicap_starts: float = 0.0,
+    label_ownership: bool = False,
+    label_score: bool = False,
+) -> tuple[SelfPlayState, Any, Ply]:
+    """One ply in every slot [B]: restart finished games, search, choose and play a move
+    (or resign).
+
+    Args:
+      tree: with tree reuse, the trees [B] carried from the previous ply (else None).
+      draw_adjudication: w != 0 labels the positions of a drawn game with w times the
+        game's `adjudicate` score of its last position instead of 0 (static; w < 0: a
+        contempt for draws, the side ahead labelled as losing).
+      win_adjudication: m > 0 ends a game as a win for the side whose `adjudicate` score is
+        at least m both before and after a ply (a lead the reply did not win back; static).
+        A self-play rule only: evaluations play by the game's rules.
+      random_move_fraction: the share of moves played uniformly at random instead of the
+        chosen one (static); the positions keep the search's policy as their target.
+      handicap_starts: the share of games that restart from a handicap start
+        (`game.handicap_init`; static). A self-play rule only, as `win_adjudication`.
+      label_ownership, label_score: compute the auxiliary targets of the games that end
+        (`Ply.final`: `game.ownership` and `game.final_score` of the position each game
+        ended in, by the rules, resignation or adjudication alike; static).
+
+    Returns:
+      The next self-play state, the trees carried to the next ply, and the `Ply`.
+    """
+    batch_size = state.games.terminated.shape[0]
+    reset_key, search_key, sample_key, cap_key, resign_key = jax.random.split(key, 5)
+    restart = state.games.terminated
+    fresh = start_games(game, reset_key, batch_size, handicap_starts)
+    states = where_rows(restart, fresh, state.games)
+    carried = jnp.zeros(batch_size, jnp.int32)
+    if tree is not None:
+        tree = tree.replace(node_visits=jnp.where(restart[:, None], 0, tree.node_visits))
+        carried = tree.node_visits[:, 0]
+
+    def full_search(tree):
+        if tree is None:  # any searcher without reuse (tests pass plain functions)
+            return search(variables, states, search_key)
+        return search(variables, states, search_key, tree=tree)
+
+    if playout_cap is None:
+        full = jnp.bool_(True)
+        output = full_search(tree)
+    else:
+        full = jax.random.uniform(cap_key) < playout_cap.full_fraction
+        cheap = playout_cap.cheap_search.with_params(
+            search.params.replace(dirichlet_fraction=0.0, gumbel_scale=0.0)
+        )
+
+        def cheap_search(tree):
+            if tree is None:
+                return cheap(variables, states, search_key)
+            return cheap(variables, states, search_key, tree=tree)
+
+        output = jax.lax.cond(full, full_search, cheap_search, tree)
+    action = choose_action(
+        output, states, sample_key, temperature_moves, sample_search_action=sample_search_action
+    )
+    if random_move_fraction > 0:  # a key of its own, so that runs without it are unchanged
+        action = random_moves(
+            action, states, jax.random.fold_in(sample_key, 1), random_move_fraction
+        )
+    next_games = jax.vmap(game.step)(states, action)
+
+    resignation, resigned = state.resignation, jnp.zeros(batch_size, bool)
+    if resignation is not None:
+        resignation = resignation_lib.restart(resignation, restart, resign, resign_key)
+        resignation, resigned, next_games = resignation_lib.resign(
+            resignation, states, next_games, output, resign
+        )
+    adjudicated = jnp.zeros(batch_size, bool)
+    if win_adjudication > 0:
+        next_games, adjudicated = adjudicate_wins(game, states, next_games, win_adjudication)
+
+    ended = next_games.terminated
+    if state.stored is None:
+        stored, lengths = None, next_games.step_count
+    else:
+        stored = jnp.where(restart, 0, state.stored) + full.astype(jnp.int32)
+        lengths = stored
+    if tree is not None:
+        tree = search.advance(output.tree, action)
+    next_state = SelfPlayState(next_games, stored, resignation)
+    targets = next_games.rewards
+    if draw_adjudication != 0:
+        drawn = ended & jnp.all(next_games.rewards == 0, axis=-1)
+        scores = draw_adjudication * jax.vmap(game.adjudicate)(next_games)
+        targets = jnp.where(drawn[:, None], scores, targets)
+    rewards = next_games.rewards
+    final = {}
+    if label_ownership:
+        final["ownership"] = jax.vmap(game.ownership)(next_games).astype(jnp.int8)
+    if label_score:
+        final["score"] = jax.vmap(game.final_score)(next_games)
+    ply = Ply(
+        states,
+        output,
+        ended,
+        rewards,
+        targets,
+        lengths,
+        full,
+        carried,
+        resigned,
+        adjudicated,
+        final,
+    )
+    return next_state, tree, ply
+
+
+def run(
+    game: Game,
+    search: Search,
+    variables,
+    state: SelfPlayState,
+    buffer: ReplayBuffer,
+    key: PRNGKey,
+    *,
+    num_steps: int,
+    temperature_moves,
+    sample_search_action: bool = False,
+    write: Callable | None = None,
+    playout_cap: PlayoutCap | None = None,
+    resign: ResignRule | None = None,
+    draw_adjudication: float = 0.0,
+    win_adjudication: float = 0.0,
+    random_move_fraction: float = 0.0,
+    handicap_starts: float = 0.0,
+    label_ownership: bool = False,
+    label_score: bool = False,
+) -> tuple[SelfPlayState, ReplayBuffer, SelfPlayOutput]:
+    """Plays `num_steps` plies (T) in every slot, writing each position to `buffer` and
+    labelling the positions of the games that end.
+
+    Args:
+      game: the game.
+      search: the `search.Search` (with exploration noise); with tree reuse each slot's
+        tree follows its game through the call (it starts empty at every call).
+      variables: the network variables the search evaluates with.
+      state: the games in progress (`init`, with `playout_cap` and `resign` as here).
+      buffer: the replay buffer the positions go to.
+      key: randomness of this call.
+      num_steps: T, plies per call (static).
+      temperature_moves: for the first k plies of a game the move is sampled from the
+        search policy (temperature 1), afterwards it is the policy's argmax.
+      sample_search_action: in the first k plies play the search's own `action` instead of
+        sampling from its policy (Gumbel search, whose action already carries noise).
+      write: `replay.write` with its static settings bound, sharded over the devices when
+        there is a mesh (`steps.play_step` passes it); default: one unsharded ring.
+      playout_cap: playout cap randomization (None: every ply is a full, stored search).
+      resign: resignation (None: games are played out); `v_resign` adapts after the call.
+      draw_adjudication: labels drawn games by `game.adjudicate` (see `play_ply`).
+      win_adjudication: ends games one side leads by `game.adjudicate` (see `play_ply`).
+      random_move_fraction: the share of moves played at random (see `play_ply`).
+      handicap_starts: the share of games restarted from handicap starts (see `play_ply`).
+      label_ownership, label_score: label the positions of the games that end with their
+        final ownership and score too (see `play_ply`; the buffer has those fields).
+    """
+    write = write or functools.partial(replay.write, max_length=game.max_episode_length)
+    encode = jax.vmap(game.encode_observation)
+    observe = jax.vmap(game.observe)
+    tree = search.empty_tree(state.games) if getattr(search, "tree_reuse", False) else None
+
+    def scan_ply(carry, ply_key):
+        state, tree, buffer = carry
+        state, tree, ply = play_ply(
+            game,
+            search,
+            variables,
+            state,
+            tree,
+            ply_key,
+            temperature_moves=temperature_moves,
+            sample_search_action=sample_search_action,
+            playout_cap=playout_cap,
+            resign=resign,
+            draw_adjudication=draw_adjudication,
+            win_adjudication=win_adjudication,
+            random_move_fraction=random_move_fraction,
+            handicap_starts=handicap_starts,
+            label_ownership=label_ownership,
+            label_score=label_score,
+        )
+        searched, output, ended, rewards = ply.searched, ply.output, ply.ended, ply.rewards
+        final = (ply.final,) if ply.final else ()
+        buffer, labelled = write(
+            buffer,
+            encode(observe(searched)),
+            output.action_weights,
+            searched.current_player,
+            ended,
+            ply.targets,
+            ply.lengths,
+            ply.full,
+            output.value,
+            *final,
+        )
+        visits = jnp.maximum(ply.carried + getattr(search, "num_simulations", 1), 1)
+        stats = (
+            labelled,
+            jnp.sum(ended, dtype=jnp.int32),
+            jnp.sum(jnp.where(ended, searched.step_count + 1, 0), dtype=jnp.int32),
+            jnp.sum(ended & (rewards[:, 0] > 0), dtype=jnp.int32),
+            jnp.sum(ended & (rewards[:, 1] > 0), dtype=jnp.int32),
+            jnp.mean(output.value),
+            jnp.where(ply.full, searched.terminated.shape[0], 0).astype(jnp.int32),
+            ply.full.astype(jnp.int32),
+            jnp.mean(ply.carried / visits),
+            jnp.sum(ply.resigned, dtype=jnp.int32),
+            jnp.sum(ply.adjudicated, dtype=jnp.int32),
+        )
+        return (state, tree, buffer), stats
+
+    (state, _, buffer), stats = jax.lax.scan(
+        scan_ply, (state, tree, buffer), jax.random.split(key, num_steps)
+    )
+    (
+        labelled,
+        ended,
+        lengths,
+        first_wins,
+        second_wins,
+        root_value,
+        stored,
+        full,
+        carried,
+        resigned,
+        adjudicated,
+    ) = stats
+    if state.resignation is not None:
+        state = state.replace(resignation=adapt_threshold(state.resignation, resign))
+    output = SelfPlayOutput(
+        num_labelled=jnp.sum(labelled),
+        num_games=jnp.sum(ended),
+        total_game_length=jnp.sum(lengths),
+        first_player_wins=jnp.sum(first_wins),
+        second_player_wins=jnp.sum(second_wins),
+        root_value=jnp.mean(root_value),
+        num_stored=jnp.sum(stored),
+        num_full_plies=jnp.sum(full),
+        carried_fraction=jnp.mean(carried),
+        num_resigned=jnp.sum(resigned),
+        num_adjudicated=jnp.sum(adjudicated),
+    )
+    return state, buffer, output

@@ -1,0 +1,242 @@
+"""Trained agents and opponents as players: load one from a workdir and ask it for moves.
+Training's evaluation against the config's opponents is `azjax.training.evaluation`.
+
+Example::
+
+    agent = azjax.matches.agent.load_agent("runs/c4", num_simulations=200)
+    states = jax.vmap(agent.game.init)(jax.random.split(key, 16))
+    output = agent.act(states, key)   # action [B], action_weights [B, A], value [B]
+"""
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import jax
+import ml_collections
+
+from azjax.config import apply_overrides, build, from_dict, parse_opponent_spec, read_config_file
+from azjax.core.mcts_baseline import make_mcts_baseline
+from azjax.core.minimax import make_minimax_player
+from azjax.core.networks import Network
+from azjax.core.selfplay_rules import choose_action
+from azjax.games import Game, State
+from azjax.matches import zoo
+from azjax.matches.arena import random_player, search_player
+from azjax.paths import workdir_path
+from azjax.runs import checkpoint
+from azjax.runs.checkpoint_restore import DamagedCheckpoint
+from azjax.types import Player, PRNGKey, Searcher, SearchOutput, UserError
+
+
+def read_config(workdir: str | Path) -> ml_collections.ConfigDict:
+    """The resolved config saved in a run's workdir.
+
+    Raises:
+      UserError: `workdir` is not a run directory or its config.json is damaged.
+    """
+    path = workdir_path(workdir) / "config.json"
+    if not path.is_file():
+        raise UserError(f"{workdir} is not an azjax run directory (no config.json)")
+    return read_config_file(path)
+
+
+@dataclasses.dataclass
+class Agent:
+    """A trained network with its search, playing without exploration noise.
+
+    Attributes:
+      game, network: the run's game and network.
+      config: the config the checkpoint was written with.
+      variables: the network variables.
+      iteration: the checkpoint's iteration.
+      num_simulations: search simulations per move.
+    """
+
+    game: Game
+    network: Network
+    config: ml_collections.ConfigDict
+    variables: Any
+    iteration: int
+    num_simulations: int
+
+    def __post_init__(self):
+        self.search: Searcher = build.make_agent_searcher(
+            self.config, self.game, self.network, num_simulations=self.num_simulations
+        )
+        self._act = TreeMemory(self.search)
+
+    def act(self, states: State, key: PRNGKey) -> SearchOutput:
+        """Searches a batch of states [B]: chosen action, search policy and value. With the
+        run's `search.tree_reuse`, a position the previous call's tree holds (after the
+        agent's move and the reply) starts from that subtree."""
+        return self._act(self.variables, states, key)
+
+    def policy_value(self, states: State):
+        """The raw network prior logits [B, A] and value [B], without search."""
+        obs = jax.vmap(self.game.observe)(states)
+        logits, value, _ = self.network.apply(self.variables, obs, False)
+        return logits, value
+
+    @property
+    def player(self) -> Player:
+        return search_player(self.search)
+
+
+class TreeMemory:
+    """A jitted search that keeps its last tree on the device between calls, for callers
+    that hand it positions one after another (`Agent.act`, GTP): with tree reuse each call
+    starts from the subtree of the node holding the new position (`Search.reroot`: the
+    position after the agent's move and the reply, or the same one searched again), and a
+    position it does not hold (a new game, an undo) starts from an empty tree."""
+
+    def __init__(self, search: Searcher):
+        self._search = jax.jit(search)
+        self._reuse = getattr(search, "tree_reuse", False)
+        if self._reuse:
+            self._empty = jax.jit(search.empty_tree)
+            self._reroot = jax.jit(search.reroot)
+        self._tree = None
+
+    def __call__(self, variables, states: State, key: PRNGKey) -> SearchOutput:
+        if not self._reuse:
+            return self._search(variables, states, key)
+        held = self._tree
+        if held is None or held.node_visits.shape[0] != states.terminated.shape[0]:
+            tree = self._empty(states)
+        else:
+            tree = self._reroot(held, states)
+        output = self._search(variables, states, key, None, tree)
+        self._tree = output.tree
+        return output
+
+    def forget(self) -> None:
+        """Drops the kept tree (the next call starts afresh)."""
+        self._tree = None
+
+
+def load_agent(
+    workdir: str | Path,
+    *,
+    num_simulations: int | None = None,
+    step: int | None = None,
+    search: dict[str, str] | None = None,
+) -> Agent:
+    """Loads the newest readable (or the `step`) checkpoint of a run as an `Agent`.
+
+    A damaged newest checkpoint is moved to `checkpoints_damaged/` with a warning and the
+    next older one is loaded. The agent uses the config its checkpoint was written with.
+
+    Args:
+      workdir: the run directory (holding config.json and checkpoints/), the path of
+        one checkpoint in it (`RUN/checkpoints/STEP`), or `zoo:NAME`, a shipped agent.
+      num_simulations: search simulations per move (default: the run's eval setting).
+      step: iteration to load (default: the newest).
+      search: overrides of the agent's `search.*` config keys (`{"search.win_check":
+        "true"}`): the same network with another search, to rate or play it.
+
+    Raises:
+      UserError: not a run directory, no checkpoint, a damaged one asked for by `step`, a
+        bad `num_simulations`, or a bad or non-search override.
+    """
+    if num_simulations is not None and not 1 <= num_simulations <= 1_000_000:
+        raise UserError(f"simulations must be between 1 and 1000000, got {num_simulations}")
+    if zoo.is_zoo(str(workdir)):
+        config, variables, card = zoo.load(str(workdir))
+        if step is not None and step != card.iteration:
+            raise UserError(f"{workdir} is iteration {card.iteration}, not {step}")
+        return _agent(config, variables, card.iteration, num_simulations, search)
+    path = workdir_path(workdir)
+    if path.name.isdigit() and path.parent.name == "checkpoints":  # a checkpoint's path
+        workdir, step = path.parent.parent, int(path.name) if step is None else step
+    run_config = read_config(workdir)
+    if not (workdir_path(workdir) / "checkpoints").is_dir():
+        raise UserError(f"no checkpoint in {workdir}/checkpoints")
+    checkpointer = checkpoint.Checkpointer(workdir)
+
+    def example(saved: dict | None):  # the network as the checkpoint was written
+        config = (
+            run_config if saved is None else from_dict(saved, source=f"a checkpoint of {workdir}")
+        )
+        return _variables_like(config)
+
+    try:
+        if step is None:
+            restored = checkpointer.restore_newest(example)
+            if restored is None:
+                raise UserError(f"no readable checkpoint in {workdir}/checkpoints")
+        else:
+            try:
+                restored = checkpointer.restore(step, example)
+            except DamagedCheckpoint as damaged:
+                raise UserError(
+                    f"checkpoint {step} of {workdir} is damaged: {damaged.reason}"
+                ) from None
+    finally:
+        checkpointer.close()
+    config = run_config
+    if restored.config is not None:
+        config = from_dict(restored.config, source=f"checkpoint {restored.step} of {workdir}")
+    return _agent(config, restored.params, restored.step, num_simulations, search)
+
+
+def _agent(config, variables, iteration: int, num_simulations, search) -> Agent:
+    """The agent of a loaded checkpoint, its config's `search.*` keys overridden by `search`."""
+    if search:
+        wrong = sorted(key for key in search if not key.startswith("search."))
+        if wrong:
+            raise UserError(f"an agent's overrides are search.* keys, not {wrong[0]!r}")
+        config = apply_overrides(ml_collections.ConfigDict(config.to_dict()), search)
+    game = build.make_game(config)
+    network = build.make_network_for(config, game)
+    simulations = num_simulations or config.eval.num_simulations
+    return Agent(game, network, config, variables, iteration, simulations)
+
+
+def _variables_like(config: ml_collections.ConfigDict):
+    game = build.make_game(config)
+    network = build.make_network_for(config, game)
+    return jax.eval_shape(network.init, jax.random.PRNGKey(0))
+
+
+def selfplay_player(agent: Agent) -> Player:
+    """Plays like training self-play: the run's training search (with exploration noise, at
+    `config.search.num_simulations`) and its temperature schedule."""
+    config = agent.config
+    search = build.make_searcher(config, agent.game, agent.network, explore=True)
+
+    def play(params, states: State, key: PRNGKey):
+        search_key, sample_key = jax.random.split(key)
+        return choose_action(
+            search(params, states, search_key),
+            states,
+            sample_key,
+            config.selfplay.temperature_moves,
+            sample_search_action=config.search.algorithm == "gumbel",
+        )
+
+    return play
+
+
+def make_opponent(game: Game, spec: str, *, num_simulations: int | None = None):
+    """Returns (player, params) for an opponent spec: random, minimax (exact play, Tic-tac-toe
+    only), mcts:N or workdir:PATH."""
+    kind, argument = parse_opponent_spec(spec)
+    if kind == "random":
+        return random_player(game), None
+    if kind == "minimax":
+        perfect = make_minimax_player(game)
+        return (lambda params, states, key: perfect(states, key)), None
+    if kind == "mcts":
+        return search_player(make_mcts_baseline(game, num_simulations=argument)), None
+    if kind == "ladder":
+        raise UserError(f"opponent {spec!r} plays only in training evaluations (eval.opponents)")
+    if kind in ("previous", "engine"):
+        raise UserError(
+            f"opponent {spec!r} plays only in training evaluations (eval.opponents) and in "
+            "`azjax tournament`"
+        )
+    agent = load_agent(argument, num_simulations=num_simulations)
+    if agent.game.name != game.name or agent.game.num_actions != game.num_actions:
+        raise UserError(f"opponent {argument} plays {agent.game.name}, not {game.name}")
+    return agent.player, agent.variables

@@ -1,5 +1,0 @@
-"""Ratings: maximum-likelihood Elo of many players from their games (`elo.fit`)."""
-
-from azjax.ratings.elo import Ratings, fit
-
-__all__ = ["Ratings", "fit"]

@@ -1,0 +1,243 @@
+"""Where a run's records go besides `metrics.jsonl`: the trackers of `train.loggers`, and
+the profiler of `train.profile`.
+
+    --config.train.loggers="('tensorboard', 'wandb', 'mlflow')"
+    --config.train.profile="(3, 4)"      # a jax.profiler trace of iterations 3 and 4
+
+  tensorboard  scalars in WORKDIR/tensorboard, and at a run's start its config as text and
+               as HParams (TensorBoard's text and HParams views); on cloud storage written
+               locally and copied to the bucket after each record
+  wandb        Weights & Biases (`pip install 'azjax[wandb]'`): one W&B run per azjax run
+               (its id kept in WORKDIR/trackers.json, so a resumed run logs on), the config
+               as its config; WANDB_MODE=offline writes it under WORKDIR/wandb, no account
+  mlflow       MLflow (`pip install 'azjax[mlflow]'`): one MLflow run per azjax run in the
+               experiment named after the config, at `train.mlflow_uri` (default: a SQLite
+               store, WORKDIR/mlflow.db), the config as params; metric names with ':'
+               (`eval/mcts:200/score`) are logged with '_' (MLflow refuses ':')
+
+Every tracker gets each record once, from the iteration after the one a run resumed from
+(records of iterations an interrupted session logged again are skipped by the tracker:
+W&B steps only increase, MLflow keeps both values of a step).
+"""
+
+import json
+import logging
+import math
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+
+from azjax import config as config_lib
+from azjax import extras
+from azjax.paths import copy_tree, is_local, workdir_path
+from azjax.config.schema import LOGGERS
+from azjax.types import UserError
+
+__all__ = ["LOGGERS", "Profiler", "open_trackers"]
+
+IDS_FILE = "trackers.json"  # the W&B and MLflow run ids of a run, for resuming
+
+
+def _scalars(record: dict) -> dict[str, float]:
+    return {
+        k: float(v)
+        for k, v in record.items()
+        if k != "iteration" and isinstance(v, int | float) and math.isfinite(v)
+    }
+
+
+def _flat_config(config) -> dict:
+    """The config as one level of `group.key` names; tuples as text."""
+    flat = config_lib.flatten(json.loads(config_lib.to_json(config)))
+    return {k: (v if isinstance(v, bool | int | float | str) else str(v)) for k, v in flat.items()}
+
+
+class TensorBoard:
+    """TensorBoard event files in WORKDIR/tensorboard (tensorboardX).
+
+    On cloud storage the events are written to a local folder and copied to the bucket after
+    each record (whole files, as tensorboardX's own gs:// writer uploads them): the copy goes
+    through gcsfs in this thread, so a bucket that stops answering is one error here, not a
+    traceback in tensorboardX's writer thread or at exit.
+    """
+
+    def __init__(self, workdir, resume_iteration: int, config=None):
+        from tensorboardX import SummaryWriter  # noqa: PLC0415  (slow import)
+
+        folder = workdir_path(workdir) / "tensorboard"
+        self._bucket, self._local = (None, None) if is_local(folder) else (folder, None)
+        if self._bucket is not None:
+            self._local = Path(tempfile.mkdtemp(prefix="azjax-tensorboard-"))
+            folder = self._local
+        purge = {"purge_step": resume_iteration + 1} if resume_iteration > 0 else {}
+        # Event files are named by the second they were opened in; a session resuming within
+        # the same second would overwrite the last one without this suffix, which also keeps
+        # such files in iteration order.
+        self.writer = SummaryWriter(
+            str(folder), filename_suffix=f".from{resume_iteration:09d}", **purge
+        )
+        if config is not None and resume_iteration == 0:
+            from tensorboardX.summary import hparams  # noqa: PLC0415
+
+            text = json.dumps(json.loads(config_lib.to_json(config)), indent=2)
+            self.writer.add_text("config", f"```\n{text}\n```", 0)
+            # HParams: the settings, and the scalar to compare runs by (logged as usual).
+            file_writer = self.writer._get_file_writer()
+            for summary in hparams(_flat_config(config), {"eval/elo": math.nan}):
+                file_writer.add_summary(summary, 0)
+            self.writer.flush()
+            self._upload()
+
+    def _upload(self) -> None:
+        if self._bucket is not None:
+            bucket, self._bucket = self._bucket, None  # not again after a failed copy
+            copy_tree(self._local, bucket)
+            self._bucket = bucket
+
+    def log(self, record: dict) -> None:
+        for key, value in _scalars(record).items():
+            self.writer.add_scalar(key, value, record["iteration"])
+        self.writer.flush()
+        self._upload()
+
+    def close(self) -> None:
+        self.writer.close()
+        try:
+            self._upload()
+        finally:
+            if self._local is not None:
+                shutil.rmtree(self._local, ignore_errors=True)
+
+
+class Wandb:
+    """A Weights & Biases run."""
+
+    def __init__(self, workdir, config, run_id: str | None):
+        extras.require("wandb")
+        import wandb  # noqa: PLC0415  (optional)
+
+        local = workdir_path(workdir)
+        directory = str(local) if is_local(local) else tempfile.mkdtemp(prefix="azjax-wandb-")
+        self.run = wandb.init(
+            project=config.train.wandb_project,
+            name=local.name,
+            id=run_id,
+            resume="allow",
+            # A population opens one W&B run per member in one process.
+            reinit="create_new",
+            allow_val_change=True,  # a resumed run may change train.num_iterations
+            dir=directory,
+            config=_flat_config(config),
+        )
+        self.id = self.run.id
+
+    def log(self, record: dict) -> None:
+        self.run.log(_scalars(record), step=record["iteration"])
+
+    def close(self) -> None:
+        self.run.finish()
+
+
+class Mlflow:
+    """An MLflow run."""
+
+    def __init__(self, workdir, config, run_id: str | None):
+        extras.require("mlflow")
+        from mlflow.entities import Param  # noqa: PLC0415  (optional)
+        from mlflow.tracking import MlflowClient  # noqa: PLC0415
+
+        local = workdir_path(workdir)
+        if not config.train.mlflow_uri and not is_local(local):
+            raise UserError("train.loggers 'mlflow' with a cloud workdir needs train.mlflow_uri")
+        # MLflow's own default store: a SQLite database (its file store is deprecated).
+        uri = config.train.mlflow_uri or f"sqlite:///{local.absolute() / 'mlflow.db'}"
+        for name in ("mlflow", "alembic"):  # "Creating initial MLflow database tables..."
+            logging.getLogger(name).setLevel(logging.WARNING)
+        self.client = MlflowClient(tracking_uri=uri)
+        if run_id is None:
+            experiment = self.client.get_experiment_by_name(config.name)
+            experiment_id = (
+                experiment.experiment_id
+                if experiment
+                else self.client.create_experiment(config.name)
+            )
+            run = self.client.create_run(experiment_id, run_name=local.name)
+            run_id = run.info.run_id
+            params = [(k, str(v)[:6000]) for k, v in _flat_config(config).items()]
+            for start in range(0, len(params), 100):  # MLflow takes 100 params a call
+                self.client.log_batch(
+                    run_id, params=[Param(k, v) for k, v in params[start : start + 100]]
+                )
+        self.id = run_id
+
+    def log(self, record: dict) -> None:
+        from mlflow.entities import Metric  # noqa: PLC0415  (optional)
+
+        now = int(time.time() * 1000)
+        metrics = [
+            Metric(mlflow_key(k), v, now, record["iteration"]) for k, v in _scalars(record).items()
+        ]
+        self.client.log_batch(self.id, metrics=metrics)
+
+    def close(self) -> None:
+        self.client.set_terminated(self.id)
+
+
+def mlflow_key(key: str) -> str:
+    """A metric name MLflow accepts (letters, digits, `_ - . / space`): others become `_`."""
+    return re.sub(r"[^\w\-./ ]", "_", key)
+
+
+def open_trackers(config, workdir, resume_iteration: int, *, tensorboard: bool = True) -> list:
+    """The trackers `config.train.loggers` names, opened for a run resumed after
+    `resume_iteration` (0: a new run); W&B and MLflow run ids are kept in the workdir.
+    `tensorboard=False` (a quiet run) leaves TensorBoard out."""
+    trackers = []
+    loggers = tuple(config.train.loggers)
+    if "tensorboard" in loggers and tensorboard:
+        trackers.append(TensorBoard(workdir, resume_iteration, config))
+    ids_path = workdir_path(workdir) / IDS_FILE
+    ids = json.loads(ids_path.read_text()) if ids_path.exists() else {}
+    opened = dict(ids)
+    for name, kind in (("wandb", Wandb), ("mlflow", Mlflow)):
+        if name in loggers:
+            tracker = kind(workdir, config, ids.get(name))
+            opened[name] = tracker.id
+            trackers.append(tracker)
+    if opened != ids:
+        ids_path.write_text(json.dumps(opened, indent=2) + "\n")
+    return trackers
+
+
+class Profiler:
+    """A `jax.profiler` trace of iterations `first..last` (inclusive) in WORKDIR/profile
+    (`plugins/profile/<time>/`: `*.xplane.pb` for TensorBoard's profile plugin,
+    `perfetto_trace.json.gz` for ui.perfetto.dev); (0, 0) traces nothing."""
+
+    def __init__(self, iterations, workdir):
+        self.first, self.last = (int(i) for i in iterations)
+        self.directory = workdir_path(workdir) / "profile"
+        self.tracing = False
+        if self.first > 0 and not is_local(self.directory):
+            raise UserError("train.profile writes its trace to a local workdir only")
+
+    def before(self, iteration: int) -> None:
+        """Called before `iteration` runs."""
+        if self.first > 0 and iteration == self.first and not self.tracing:
+            # The XPlane file (TensorBoard's profile plugin) and a Perfetto trace beside it.
+            jax.profiler.start_trace(str(self.directory), create_perfetto_trace=True)
+            self.tracing = True
+
+    def after(self, iteration: int) -> None:
+        """Called after `iteration` ran (its results on the host)."""
+        if self.tracing and iteration >= self.last:
+            self.close()
+
+    def close(self) -> None:
+        if self.tracing:
+            jax.profiler.stop_trace()
+            self.tracing = False

@@ -1,0 +1,373 @@
+"""The host loop of training, one for a run (`train.train`) and a population
+(`population.train_population`): members as a parameter.
+
+A member is one run directory (`members.Member`: its config, `build.RunSettings`,
+`Checkpointer`, `MetricsWriter` and evaluation). The loop restores each member from its
+newest checkpoint (relaid out for this device count), steps the compiled iteration
+(`compiled.iterate`), writes each active member's record (gating and evaluation included),
+checkpoints, keeps the run's clock, and stops at the budget, at `train.max_minutes`, on a
+signal, at a preemption notice or when the callback says so, saved; rerunning resumes. A
+single run's state is the member's own; a population's (`stacked`) has a leading member
+axis, and a member past its budget or stopped by the callback is frozen by the compiled
+`select` while the others step.
+
+With several processes every process runs this loop in step: the same jitted calls and
+collectives in the same order. Process 0 alone writes files, prints and evaluates (on its own
+devices, from a host copy of the replicated network); decisions that could differ between
+processes (a signal, the clock, the callback) are agreed on (`distributed`).
+"""
+
+import math
+import time
+import types
+from collections.abc import Callable
+
+import jax
+import ml_collections
+import numpy as np
+
+from azjax import interrupt
+from azjax.config import build
+from azjax.core.steps import TrainerState
+from azjax.faults import is_disk_full
+from azjax.runs import distributed
+from azjax.runs.metrics import Progress, iteration_record, progress_line
+from azjax.runs.trackers import Profiler
+from azjax.training.compiled import iterate
+from azjax.training.evaluation import evaluation_for
+from azjax.training.members import Member, stack
+from azjax.training.members import member as member_of
+from azjax.types import RunError
+
+
+class HostLoop:
+    """Trains `members` with the compiled `run` (`compiled.CompiledRun`, or a population's
+    `CompiledPopulation` when `stacked`) until each reaches its budget; see the module.
+
+    Args:
+      run: the compiled steps (`init`, `play`, `learn`, `shardings`; and `select` if stacked).
+      member_run: one member's `CompiledRun` (its shardings restore a checkpoint); `run` itself
+        when not stacked.
+      members: the members, one when not stacked.
+      stacked: the state holds the members along a leading axis.
+      log: where messages go.
+      primary: this process writes the files and evaluates (`distributed.is_primary`).
+      tensorboard: write the trackers' files (TensorBoard and the config's `train.loggers`).
+      gate: a single run's `gating` gate, or None.
+
+    Subclasses (`population.PopulationLoop`) add to the loop through `resume_step`,
+    `restored`, `columns` and `between`.
+    """
+
+    def __init__(
+        self,
+        run,
+        member_run,
+        members: list[Member],
+        *,
+        stacked: bool,
+        log: Callable[[str], None],
+        primary: bool = True,
+        tensorboard: bool = True,
+        gate=None,
+    ):
+        if not stacked and len(members) != 1:
+            raise ValueError("an unstacked loop trains one member")
+        self.run, self.member_run, self.members = run, member_run, members
+        self.stacked, self.log, self.primary = stacked, log, primary
+        self.tensorboard, self.gate = tensorboard, gate
+        self.multiprocess = distributed.process_count() > 1
+
+    # Hooks for subclasses.
+
+    def resume_step(self, index: int) -> int | None:
+        """The step member `index` resumes from; None: its newest readable checkpoint."""
+        del index
+        return None
+
+    def restored(self, index: int, restored, start: int) -> None:
+        """Called after member `index` restored (`restored` is None for a new member)."""
+
+    def columns(self, index: int) -> dict:
+        """Extra columns of member `index`'s records."""
+        del index
+        return {}
+
+    def between(self, state):
+        """Called after each iteration's records and before its checkpoints; may change the
+        state and the members' configs (the hyperparameters are read again)."""
+        return state
+
+    # The members on the state's member axis.
+
+    def member_state(self, state, index: int):
+        return member_of(state, index) if self.stacked else state
+
+    def hyper(self):
+        hypers = [build.make_hyperparams(m.config) for m in self.members]
+        if not self.stacked:
+            return hypers[0]
+        # Host arrays, as every process of a multi-process run passes the same ones.
+        return jax.tree.map(lambda *xs: np.stack(xs), *hypers)
+
+    def _put_elapsed(self, seconds: float):
+        # Same sharding as the step's output, so the next call hits the compilation cache;
+        # process 0's clock on every process (a global array holds one value everywhere).
+        value = np.float32(distributed.agree(seconds))
+        if self.stacked:
+            value = np.full((len(self.members),), value, np.float32)
+        return jax.device_put(value, self.run.shardings.elapsed)
+
+    def _variables(self, state, index: int):
+        """Member `index`'s network on this host (for evaluation)."""
+        variables = self.member_state(state.train_state.variables, index)
+        return distributed.to_host(variables) if self.multiprocess else variables
+
+    # The loop.
+
+    def restore(self) -> TrainerState:
+        """The state, each member from its checkpoint; the members' metrics writers."""
+        if self.stacked:
+            seeds = [jax.random.PRNGKey(m.config.seed) for m in self.members]
+            fresh = self.run.init(np.stack([np.asarray(seed) for seed in seeds]))
+        else:
+            fresh = self.run.init(jax.random.PRNGKey(self.members[0].config.seed))
+        states = []
+        for index, member in enumerate(self.members):
+            like, restored = member.restore(
+                self.member_state(fresh, index), self.member_run, step=self.resume_step(index)
+            )
+            start = 0 if restored is None else restored.step
+            if restored is not None:
+                self.log(f"resuming {member.workdir} from iteration {start}")
+            self.restored(index, restored, start)  # before the writer: it may set the config
+            member.open_writer(
+                restored, tensorboard=self.tensorboard and self.primary, files=self.primary
+            )
+            states.append(like)
+        if not self.stacked:
+            return states[0]
+        if all(m.iteration == 0 for m in self.members):
+            return fresh
+        # Compiled, so that arrays spread over several processes stack too.
+        return jax.jit(stack, out_shardings=self.run.shardings)(states)
+
+    def begin_evaluations(self, state) -> None:
+        """Each member's evaluation (on process 0): one compiled set of matches per distinct
+        evaluation setting, forked per member, the Elo anchors rated once and shared."""
+        if not self.primary:
+            return
+        begun = {}
+        for index, member in enumerate(self.members):
+            if member.settings.eval_every <= 0:
+                continue
+            # The seed only draws the games: members differing in it share compiled matches.
+            unseeded = ml_collections.ConfigDict(member.config.to_dict())
+            unseeded.seed = 0
+            shared = evaluation_for(unseeded, self.run.pipeline)
+            member.evaluation = shared.fork(seed=member.config.seed)
+            member.evaluation.begin(
+                self._variables(state, index),
+                member.writer.records,
+                member.workdir,
+                anchors_from=begun.get(id(shared)),
+            )
+            begun.setdefault(id(shared), member.evaluation)
+
+    def save(self, state, index: int, *, force: bool) -> None:
+        """Saves member `index` (`members.Member.save`); the gate prunes its files."""
+        member = self.members[index]
+        member.save(self.member_state(state, index), force=force)
+        if self.gate is not None:
+            self.gate.prune(member.checkpointer.all_steps(), member.writer.records)
+
+    def record(self, state, index: int, metrics: dict, counters, seconds: float, clock):
+        """Member `index`'s record of the iteration just run: gating and evaluation when
+        due, written."""
+        member = self.members[index]
+        iteration = int(counters[0][index]) if self.stacked else int(counters[0])
+
+        def pick(values):
+            return values[index] if self.stacked else values
+
+        numbers = types.SimpleNamespace(
+            iteration=iteration, num_games=pick(counters[1]), num_positions=pick(counters[2])
+        )
+        metrics = {name: pick(value) for name, value in metrics.items()}
+        record = iteration_record(member.settings, numbers, metrics, seconds, clock())
+        record.update(self.columns(index))
+        if self.gate is not None:  # the gating match, when due, before evaluating
+            record.update(self.gate(state.train_state.variables, iteration))
+            record.update(wall_time=clock())
+        every = member.settings.eval_every
+        if every > 0 and iteration % every == 0:
+            started = time.perf_counter()
+            if member.evaluation is not None:  # None on processes other than 0
+                record.update(member.evaluation(self._variables(state, index), iteration))
+            record.update(wall_time=clock(), eval_seconds=time.perf_counter() - started)
+        member.iteration = iteration
+        return member.writer.write(record)
+
+    def train(self, *, progress: str, callback) -> TrainerState:
+        """Runs the loop; returns the final state. `progress`: "bar", "lines" or "none";
+        `callback(index, record) -> True` stops that member, saved.
+
+        Raises:
+          KeyboardInterrupt: after saving, on a signal or a preemption notice.
+          RunError: the disk is full (the last good checkpoint is named).
+        """
+        try:
+            return self._train(progress, callback)
+        except RunError:
+            raise
+        except Exception as error:
+            if not is_disk_full(error):
+                raise
+            steps = [s for m in self.members for s in m.checkpointer.all_steps()]
+            last = f"the last good checkpoint is iteration {max(steps)}" if steps else None
+            raise RunError(
+                f"the disk is full ({str(error).splitlines()[0][:120]}); "
+                + (last or "no checkpoint")
+            ) from None
+
+    def _train(self, progress: str, callback) -> TrainerState:
+        members, first = self.members, self.members[0]
+        state = self.restore()
+        self.begin_evaluations(state)
+        if self.gate is not None:
+            self.gate.begin(state.train_state.variables, first.iteration, first.writer.records)
+        single = not self.stacked
+        reporter = Progress(first.settings, progress if single or progress == "bar" else "none")
+        profiler = Profiler(first.settings.profile, first.workdir) if self.primary else None
+        platform = f"{self.run.mesh.devices.size} {jax.devices()[0].platform} device(s)"
+        if single:
+            self.log(
+                f"training {first.config.game} in {first.workdir} on {platform}; "
+                "first iteration compiles"
+            )
+        else:
+            self.log(
+                f"training a population of {len(members)} ({first.config.game}) on "
+                f"{platform}; first iteration compiles"
+            )
+        # Wall-clock time of the run: everything since this session's loop began (compiling,
+        # self-play, learning, evaluation, checkpoints) plus the sessions before a resume.
+        resumed = float(np.max(distributed.to_host(state.elapsed)))
+        session_start = time.perf_counter()
+
+        def clock() -> float:
+            return resumed + time.perf_counter() - session_start
+
+        budgets = [60.0 * m.settings.max_minutes for m in members if m.settings.max_minutes > 0]
+        deadline = min(budgets, default=math.inf)
+        hyper, elapsed, session_iterations = self.hyper(), clock(), 0
+        interrupted = preempted = False
+        reporter.start(min(m.iteration for m in members))
+        try:
+            # The budgets alone here: a callback's stop is agreed on first.
+            while not preempted and any(m.iteration < m.settings.num_iterations for m in members):
+                # A stop that any process wants, all processes make (one process alone would
+                # leave the others waiting in the next collective).
+                interrupted, out_of_time, *stopped = distributed.any_process(
+                    bool(interrupt.requested()), elapsed >= deadline, *(m.stopped for m in members)
+                )
+                for member, stop in zip(members, stopped, strict=True):
+                    member.stopped = stop
+                if interrupted or out_of_time or not any(m.active for m in members):
+                    break
+                active = [m.active for m in members]
+                started = time.perf_counter()
+                if profiler is not None:
+                    profiler.before(first.iteration + 1)
+                best = None if self.gate is None else self.gate.variables  # gated self-play
+                next_state, metrics = iterate(self.run, state, hyper, best)
+                if next_state is None:
+                    break
+                if self.stacked:
+                    next_state = self.run.select(np.asarray(active), next_state, state)
+                metrics = distributed.to_host(metrics)
+                counters = distributed.to_host(
+                    (next_state.iteration, next_state.num_games, next_state.num_positions)
+                )
+                if profiler is not None:
+                    profiler.after(first.iteration + 1)
+                seconds = time.perf_counter() - started
+                state = next_state.replace(elapsed=self._put_elapsed(clock()))
+                for index in np.flatnonzero(active):
+                    record = self.record(state, index, metrics, counters, seconds, clock)
+                    if progress == "lines" and not single:
+                        name = members[index].workdir.name
+                        print(f"[{name}] " + progress_line(record), flush=True)
+                    if callback is not None and callback(int(index), record):
+                        members[index].stopped = True
+                elapsed = clock()
+                state = state.replace(elapsed=self._put_elapsed(elapsed))
+                session_iterations += 1
+                # Time per iteration in this session (compiling included) times those left,
+                # or the time to `train.max_minutes` if that comes first.
+                remaining = max(m.settings.num_iterations - m.iteration for m in members)
+                eta = remaining * (elapsed - resumed) / session_iterations
+                reporter.update(first.writer.records[-1], min(eta, deadline - elapsed))
+                changed = self.between(state)
+                if changed is not state:  # PBT's exploit: networks and hyperparameters
+                    state, hyper = changed, self.hyper()
+                # orbax decides: every `train.checkpoint_every` iterations, and at the
+                # iteration where all processes stop after a preemption notice (SIGTERM to any
+                # host of a multi-host run); asked at every iteration, as the preemption sync
+                # point needs. A member that has just stopped is saved at once.
+                for index, member in enumerate(members):
+                    due = member.checkpointer.should_save(member.iteration)
+                    if member.iteration != member.saved and (due or not member.active):
+                        self.save(
+                            state.replace(elapsed=self._put_elapsed(clock())), index, force=not due
+                        )
+                preempted = any(m.checkpointer.reached_preemption(m.iteration) for m in members)
+                elapsed = clock()
+            if not self.multiprocess:
+                interrupted = interrupted or bool(interrupt.requested())
+            for index, member in enumerate(members):
+                if member.iteration != member.saved:
+                    self.save(state, index, force=True)
+            for index, member in enumerate(members):
+                if not member.checkpointer.wait():  # its checkpoints folder vanished
+                    self.save(state, index, force=True)
+                    member.checkpointer.wait()
+        finally:
+            reporter.close()
+            for member in members:
+                member.writer.close()
+            if profiler is not None:
+                profiler.close()
+        self._report(state, elapsed, interrupted=interrupted, preempted=preempted)
+        return state
+
+    def _report(self, state, elapsed: float, *, interrupted: bool, preempted: bool) -> None:
+        """The closing message; KeyboardInterrupt after a signal or a preemption notice."""
+        first = self.members[0]
+        again = "run the same command again to resume"
+        if self.stacked:
+            if interrupted or preempted:
+                reason = "preempted" if preempted else "interrupted"
+                self.log(f"{reason}: saved every member; {again}")
+                raise KeyboardInterrupt
+            return
+        if first.stopped:
+            self.log(
+                f"stopped by the callback at iteration {first.saved}; saved in {first.workdir}"
+            )
+        if preempted:
+            self.log(f"preempted: saved iteration {first.saved} in {first.workdir}; {again}")
+            raise KeyboardInterrupt
+        if interrupted:
+            if first.checkpointer.all_steps():
+                self.log(f"interrupted: saved iteration {first.saved} in {first.workdir}; {again}")
+            else:
+                self.log(
+                    f"interrupted before the first iteration finished; nothing saved in "
+                    f"{first.workdir}"
+                )
+            raise KeyboardInterrupt
+        self.log(
+            f"done: {int(state.iteration):,} iterations, {int(state.num_games):,} games, "
+            f"{elapsed / 60:.1f} min; checkpoints in {first.workdir / 'checkpoints'}"
+        )

@@ -1,0 +1,130 @@
+"""The members of the host loop (`host_loop`): a member is one run directory, with its
+config, `build.RunSettings`, `Checkpointer`, `MetricsWriter` and evaluation, and where it
+stands. Here a member goes to and from its checkpoints: its state restored (relaid out for
+this device count) and its metrics writer opened at the iteration resumed, and its state
+saved with its config and records.
+
+A single run's state is the member's own; a population's is stacked, each array with a
+leading member axis (`member`, `stack`); the methods here take one member's state.
+"""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+
+from azjax import config as config_lib
+from azjax.config import build
+from azjax.config.build import RunSettings
+from azjax.runs.checkpoint import Checkpointer, join_state, relayout, split_state
+from azjax.runs.metrics import MetricsWriter
+from azjax.training.evaluation import Evaluation
+from azjax.types import UserError
+
+
+def member(tree, index: int):
+    """Member `index` of a stacked [K, ...] tree."""
+    return jax.tree.map(lambda x: x[index], tree)
+
+
+def stack(trees):
+    """The [K, ...] tree of K members' trees."""
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+
+
+@dataclasses.dataclass
+class Member:
+    """One run directory of the loop, and where it stands."""
+
+    config: ml_collections.ConfigDict
+    workdir: Path
+    checkpointer: Checkpointer
+    settings: RunSettings
+    writer: MetricsWriter | None = None  # set by `open_writer`
+    evaluation: Evaluation | None = None  # None: not evaluated (or not process 0)
+    iteration: int = 0
+    saved: int = 0  # the newest iteration saved
+    stopped: bool = False  # by the callback
+
+    @classmethod
+    def open(
+        cls, config: ml_collections.ConfigDict, workdir: Path, *, index: int | None = None
+    ) -> "Member":
+        """The member that trains `config` in `workdir`, its checkpointer opened; `index`,
+        its place in a population, names its checkpointer's barriers apart from the
+        others' (`Checkpointer`'s `barrier_prefix`)."""
+        settings = build.make_run_settings(config)
+        checkpointer = Checkpointer(
+            workdir,
+            max_to_keep=settings.keep_checkpoints,
+            save_interval_steps=settings.checkpoint_every,
+            barrier_prefix=None if index is None else f"azjax_member_{index}",
+        )
+        return cls(config, workdir, checkpointer, settings)
+
+    @property
+    def active(self) -> bool:
+        return not self.stopped and self.iteration < self.settings.num_iterations
+
+    def restore(self, like, member_run, *, step: int | None = None):
+        """This member's state from its checkpoint at `step` (None: its newest readable
+        one), placed and relaid out for `member_run` (a `compiled.CompiledRun`), and what
+        the checkpoint held; `(like, None)` for a new member. `like` is a fresh state of
+        the member.
+
+        Raises:
+          UserError: the member has checkpoints but none is readable.
+        """
+        checkpointer, restored = self.checkpointer, None
+        if step is not None:
+            restored = checkpointer.restore(step, *split_state(like))
+        elif checkpointer.all_steps():
+            restored = checkpointer.restore_newest(*split_state(like))
+            if restored is None:
+                raise UserError(
+                    f"no readable checkpoint in {checkpointer.directory} (the damaged ones "
+                    f"are in {self.workdir / 'checkpoints_damaged'}); start over with "
+                    "another --workdir"
+                )
+        if restored is None:
+            return like, None
+        shardings = member_run.shardings
+        state = join_state(like, restored.params, restored.trainer)
+        state = jax.device_put(state, shardings)
+        state = relayout(state, shardings, member_run.pipeline.num_shards)
+        return state, restored
+
+    def open_writer(self, restored, *, tensorboard: bool, files: bool) -> None:
+        """Sets the member at the iteration `restored` holds (None: a new member, at 0) and
+        opens its metrics writer there, with the records the checkpoint holds."""
+        history, start = (None, 0) if restored is None else (restored.metrics, restored.step)
+        self.iteration = self.saved = start
+        self.writer = MetricsWriter(
+            self.workdir,
+            history=history,
+            resume_iteration=start,
+            tensorboard=tensorboard,
+            files=files,
+            config=self.config,
+        )
+
+    def save(self, state, *, force: bool) -> None:
+        """Saves this member's `state` at its iteration, with the member's config and
+        records (orbax's policy decides unless `force`)."""
+        self.writer.sync()
+        params, rest = split_state(state)
+        # The previous save wrote in the background during this iteration; orbax would wait
+        # for it anyway, and a second signal then never finds it half-written.
+        self.checkpointer.wait()
+        self.checkpointer.save(
+            int(rest["iteration"]),
+            params,
+            rest,
+            config=json.loads(config_lib.to_json(self.config)),
+            metrics=self.writer.records,
+            force=force,
+        )
+        self.saved = int(rest["iteration"])

@@ -1,0 +1,300 @@
+"""Populations: K variants of one experiment trained in one compiled program.
+
+The members' configs may differ only in the tunable scalars (`config.TUNABLE_KEYS`: learning
+rate, weight decay, value-loss weight, Dirichlet alpha and fraction, PUCT constants, Gumbel
+scale, temperature moves), `seed` and `name`, the keys that reach the step functions as
+arguments (`build.Hyperparams`), and in bookkeeping (iterations, evaluation). The step
+functions of `steps` are `vmap`ped over a leading member axis: each member has its own
+network, optimizer state, replay buffer, self-play games and random key, and all of them play
+and learn in the same compiled calls. Shape-changing keys (network size, simulations, batch
+sizes) make separate populations.
+
+Each member is an ordinary run directory (config.json, checkpoints of the member alone,
+metrics.jsonl with `hyper/KEY` columns, TensorBoard), so `evaluate`, `plot`, `load_agent` and
+the notebooks use a member as any run, and a member's directory resumes as a plain
+`azjax train` run too. Rerunning `train_population` on the same directories resumes every
+member from its own newest checkpoint; a member that reached its iteration budget, or that
+the callback stopped, stays frozen (masked out of the update) while the others go on.
+
+With `pbt` (`azjax.training.pbt.PBT`) the members exploit and explore every `pbt.every` iterations.
+"""
+
+import functools
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from azjax import config as config_lib
+from azjax import interrupt
+from azjax.config.build import Pipeline
+from azjax.core.steps import TrainerState, init_state, learn_step, play_step
+from azjax.paths import workdir_path
+from azjax.runs import distributed
+from azjax.runs.directory import prepare_workdir
+from azjax.training import compiled
+from azjax.training import pbt as pbt_lib
+from azjax.training.host_loop import HostLoop
+from azjax.training.members import Member, member, stack
+from azjax.types import UserError
+
+__all__ = [
+    "CompiledPopulation",
+    "compile_population",
+    "hyperparameters",
+    "member",
+    "stack",
+    "train_population",
+    "with_hyperparameters",
+]
+
+_COMPILED: dict = {}
+
+
+def _member_axis(sharding: NamedSharding) -> NamedSharding:
+    """`sharding` of one member's array for the stacked [K, ...] array (members unsplit)."""
+    return NamedSharding(sharding.mesh, PartitionSpec(None, *sharding.spec))
+
+
+class CompiledPopulation(NamedTuple):
+    """A population's jitted functions: `compiled.CompiledRun`'s (so `compiled.iterate` runs it),
+    and the two that act on the member axis."""
+
+    pipeline: Pipeline
+    mesh: Mesh
+    shardings: TrainerState  # NamedSharding per leaf, members first
+    init: Callable  # init(keys [K, 2]) -> TrainerState [K]
+    play: Callable  # play(state, hyper) -> (state, metrics, learn keys [U / chunk, K, chunk, 2])
+    learn: Callable  # learn(state, keys [K, chunk, 2], hyper) -> (state, metrics)
+    select: Callable  # select(active [K], new, old) -> new for active members, else old
+    copy_networks: Callable  # copy_networks(state, sources [K]) -> PBT's exploit
+
+
+def compile_population(config, num_members: int, mesh=None) -> CompiledPopulation:
+    """The jitted step functions of a population of `num_members` members of `config`'s
+    pipeline, vmapped over the member axis; `learn` takes the learner keys chunk first as
+    `compiled.iterate` loops over them. Built once per process, pipeline and K."""
+    single = compiled.compile_run(config, mesh)
+    key = (
+        config_lib.pipeline_key(config),
+        num_members,
+        tuple(d.id for d in single.mesh.devices.flat),
+    )
+    if key not in _COMPILED:
+        pipeline = single.pipeline
+        shardings = jax.tree.map(_member_axis, single.shardings)
+        vplay = jax.vmap(functools.partial(play_step, pipeline))
+
+        def play(state, hyper):
+            state, metrics, keys = vplay(state, hyper)
+            return state, metrics, jnp.swapaxes(keys, 0, 1)  # [U / chunk, K, chunk, 2]
+
+        _COMPILED[key] = CompiledPopulation(
+            pipeline=pipeline,
+            mesh=single.mesh,
+            shardings=shardings,
+            init=jax.jit(
+                jax.vmap(functools.partial(init_state, pipeline)), out_shardings=shardings
+            ),
+            play=jax.jit(
+                play, in_shardings=(shardings, None), out_shardings=(shardings, None, None)
+            ),
+            learn=jax.jit(
+                jax.vmap(functools.partial(learn_step, pipeline)),
+                in_shardings=(shardings, None, None),
+                out_shardings=(shardings, None),
+            ),
+            select=jax.jit(
+                _select, in_shardings=(None, shardings, shardings), out_shardings=shardings
+            ),
+            copy_networks=jax.jit(
+                _copy_networks, in_shardings=(shardings, None), out_shardings=shardings
+            ),
+        )
+    return _COMPILED[key]
+
+
+def _select(active, new, old):
+    """`new` for the active members, `old` for the frozen ones."""
+
+    def pick(n, o):
+        return jnp.where(active.reshape((-1,) + (1,) * (n.ndim - 1)), n, o)
+
+    return jax.tree.map(pick, new, old)
+
+
+def _copy_networks(state, sources):
+    """Each member's learner state (network, optimizer, update count) from `sources[k]`."""
+    return state.replace(train_state=jax.tree.map(lambda x: x[sources], state.train_state))
+
+
+def hyperparameters(config) -> dict:
+    """The tunable keys of `config` and their values ({"learner.learning_rate": 1e-3, ...})."""
+    return {key: config[key.split(".")[0]][key.split(".")[1]] for key in config_lib.TUNABLE_KEYS}
+
+
+def with_hyperparameters(config, values: dict):
+    """A copy of `config` with `values` (config key -> value) set."""
+    config = ml_collections.ConfigDict(config.to_dict())
+    for key, value in values.items():
+        group, field = key.split(".")
+        config[group][field] = value
+    return config
+
+
+def _check(configs, workdirs) -> None:
+    if not configs or len(configs) != len(workdirs):
+        raise UserError("a population needs one workdir per member config (at least one)")
+    if len({str(w) for w in workdirs}) != len(workdirs):
+        raise UserError("the members of a population need distinct workdirs")
+    keys = {config_lib.pipeline_key(c) for c in configs}
+    if len(keys) > 1:
+        raise UserError(
+            "the members of a population may differ only in "
+            f"{', '.join(config_lib.TUNABLE_KEYS)}, seed, name and bookkeeping; these differ "
+            "in shape-changing keys (train them as separate populations)"
+        )
+    if any(c.train.gating for c in configs):
+        raise UserError("train.gating is not supported in populations")
+
+
+def train_population(
+    configs: Sequence[ml_collections.ConfigDict],
+    workdirs: Sequence[str | Path],
+    *,
+    mesh=None,
+    quiet: bool = False,
+    progress: str = "bar",
+    callback: Callable[[int, dict], bool | None] | None = None,
+    pbt: pbt_lib.PBT | None = None,
+) -> list[dict]:
+    """Trains (or resumes) the members `configs` in `workdirs` as one population.
+
+    Ctrl-C or SIGTERM saves every member at its last complete iteration and raises
+    KeyboardInterrupt; rerunning resumes.
+
+    Args:
+      configs: one config per member (same pipeline; see the module docstring).
+      workdirs: one run directory per member.
+      mesh: the devices (default: all); the members' games and replay are split over them.
+      quiet: no messages, progress or TensorBoard files.
+      progress: "bar" (one tqdm bar for the population), "lines" (a line per member per
+        iteration) or "none".
+      callback: `callback(member, record)` after each member's record is written; True
+        stops that member there (saved; pruning), the others go on.
+      pbt: population-based training settings, or None.
+
+    Returns:
+      Each member's last record (None for a member that ran no iteration).
+    """
+    configs = [ml_collections.ConfigDict(c.to_dict()) for c in configs]
+    workdirs = [workdir_path(w) for w in workdirs]
+    _check(configs, workdirs)
+    if progress not in ("bar", "lines", "none"):
+        raise UserError(f"progress must be 'bar', 'lines' or 'none', not {progress!r}")
+    if pbt is not None:
+        pbt = pbt.check(configs)
+    primary = distributed.is_primary()  # the process that prints and writes the files
+    log = (lambda *_: None) if quiet or not primary else print
+    with interrupt.deferred():
+        for config, workdir in zip(configs, workdirs, strict=True):
+            distributed.check_same_run(config, workdir)
+            prepare_workdir(config, workdir, allow_config_change=False, write=primary)
+        run = compile_population(configs[0], len(configs), mesh)
+        single = compiled.compile_run(configs[0], mesh)
+        members = [
+            Member.open(c, w, index=i)
+            for i, (c, w) in enumerate(zip(configs, workdirs, strict=True))
+        ]
+        loop = PopulationLoop(
+            run,
+            single,
+            members,
+            stacked=True,
+            log=log,
+            primary=primary,
+            tensorboard=not quiet,
+            pbt=pbt,
+        )
+        try:
+            loop.train(progress="none" if quiet or not primary else progress, callback=callback)
+        finally:
+            for m in members:
+                m.checkpointer.close()
+        return [m.writer.records[-1] if m.writer.records else None for m in members]
+
+
+class PopulationLoop(HostLoop):
+    """The host loop (`host_loop.HostLoop`) of a population: each member's hyperparameters
+    in its records and checkpoints, and PBT's exploit and explore."""
+
+    def __init__(self, *args, pbt: pbt_lib.PBT | None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pbt = pbt
+        steps = [set(m.checkpointer.all_steps()) for m in self.members]
+        common = set.intersection(*steps) if all(steps) else set()
+        # PBT members decide together: resume all at their newest common iteration.
+        self.common = None
+        if pbt is not None and common and len(set(map(max, steps))) > 1:
+            self.common = max(common)
+
+    def resume_step(self, index: int) -> int | None:
+        return self.common
+
+    def restored(self, index: int, restored, start: int) -> None:
+        member = self.members[index]
+        if restored is not None and restored.config is not None:  # hyperparameters PBT changed
+            saved = config_lib.from_dict(restored.config, source=str(member.workdir))
+            member.config = with_hyperparameters(member.config, hyperparameters(saved))
+        if self.pbt is not None and self.primary:
+            pbt_lib.truncate_log(member.workdir, start)
+
+    def columns(self, index: int) -> dict:
+        values = hyperparameters(self.members[index].config)
+        return {f"hyper/{key}": value for key, value in values.items()}
+
+    def between(self, state):
+        iterations = [m.iteration for m in self.members]
+        if self.pbt is None or not self.pbt.due(max(iterations)):
+            return state
+        if any(m.stopped for m in self.members):
+            return state
+        return self.exploit(state, max(iterations))
+
+    def exploit(self, state, iteration: int):
+        """PBT's exploit and explore step at `iteration` (see `pbt`)."""
+        objective = self.pbt.objective
+        # Process 0's values (it alone evaluates), so that every process decides alike.
+        values = [
+            distributed.agree(pbt_lib.latest(m.writer.records, objective)) for m in self.members
+        ]
+        sources = pbt_lib.decide(self.pbt, values, iteration)
+        before = [hyperparameters(m.config) for m in self.members]
+        for k, source in enumerate(sources):
+            member, donor = self.members[k], self.members[source]
+            decision = {"iteration": iteration, "objective": objective, "value": values[k]}
+            if source == k:
+                decision.update(action="keep", hyperparameters=before[k])
+            else:
+                after = pbt_lib.perturb(self.pbt, before[source], iteration, k)
+                member.config = with_hyperparameters(member.config, after)
+                decision.update(
+                    action="exploit",
+                    source=donor.workdir.name,
+                    source_value=values[source],
+                    hyperparameters=after,
+                )
+                self.log(
+                    f"pbt: {member.workdir.name} ({values[k]:.3g}) copies "
+                    f"{donor.workdir.name} ({values[source]:.3g})"
+                )
+            if self.primary:
+                pbt_lib.log_decision(member.workdir, decision)
+        if sources == list(range(len(self.members))):
+            return state
+        return self.run.copy_networks(state, np.asarray(sources, np.int32))

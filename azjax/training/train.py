@@ -1,0 +1,102 @@
+"""Training: a run's host loop around its compiled step functions (`compiled`).
+
+An iteration is `steps.play_step` followed by `steps.learn_step` called
+`updates_per_iteration / chunk` times (`compiled.iterate`); `compiled.compile_run` jits them
+once per process and config. The host loop (`host_loop`, the one populations run too) only
+times, logs, gates (`gating`), evaluates, checkpoints, and stops cleanly on a signal.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+
+import ml_collections
+from jax.sharding import Mesh
+
+from azjax import interrupt
+from azjax.core.steps import TrainerState
+from azjax.paths import workdir_path
+from azjax.runs import distributed
+from azjax.runs.directory import prepare_workdir
+from azjax.training import gating
+from azjax.training.compiled import compile_run
+from azjax.training.host_loop import HostLoop
+from azjax.training.members import Member
+from azjax.types import UserError
+
+
+def train(
+    config: ml_collections.ConfigDict,
+    workdir: str | Path,
+    *,
+    allow_config_change: bool = False,
+    mesh: Mesh | None = None,
+    quiet: bool = False,
+    progress: str = "bar",
+    callback: Callable[[dict], bool | None] | None = None,
+) -> TrainerState:
+    """Runs (or resumes) the experiment `config` in `workdir` until its iteration budget.
+
+    Ctrl-C, SIGTERM or a notebook kernel's stop button finishes the step in flight, saves
+    the last completed iteration and raises KeyboardInterrupt; rerunning on the same workdir
+    resumes from there.
+
+    With several processes (`distributed.initialize` called first, in every process, each
+    then calling `train` with the same arguments) the run spans the devices of all of them:
+    only process 0 writes `config.json`, metrics, TensorBoard and prints; every process
+    takes part in the checkpoints. A signal or preemption notice to any process stops all
+    of them at the same iteration, saved.
+
+    Args:
+      config: the experiment (`config.load_config`, or `base_config()` plus overrides).
+      workdir: the run directory (a local path or a cloud URI, gs://bucket/run); an
+        existing run there is resumed.
+      allow_config_change: resume a run whose saved config differs in computing keys.
+      mesh: the devices to shard over (default: all).
+      quiet: no messages, no progress and no TensorBoard files (tests).
+      progress: "bar" (a `tqdm.auto` progress bar: a widget in Jupyter), "lines" (one line
+        per iteration, as `azjax train` prints) or "none".
+      callback: called with each iteration's record (the `metrics.jsonl` line, evaluation
+        included) after it is written; returning True stops the run there, saved, and
+        `train` returns normally (early stopping from a notebook).
+
+    Raises:
+      UserError: a bad workdir, a config that differs from the saved one, an unreadable run,
+        processes given different configs or workdirs.
+      RunError: the disk is full (the last good checkpoint is named).
+      KeyboardInterrupt: after saving, on a signal.
+    """
+    if progress not in ("bar", "lines", "none"):
+        raise UserError(f"progress must be 'bar', 'lines' or 'none', not {progress!r}")
+    primary = distributed.is_primary()  # the process that prints and writes the run's files
+    log = (lambda *_: None) if quiet or not primary else print
+    workdir = workdir_path(workdir)
+    with interrupt.deferred():
+        distributed.check_same_run(config, workdir)
+        if config.train.gating and distributed.process_count() > 1:
+            raise UserError("train.gating does not support runs of several processes yet")
+        prepare_workdir(config, workdir, allow_config_change=allow_config_change, write=primary)
+        run = compile_run(config, mesh)
+        gate = None
+        if config.train.gating:
+            variables_sharding = run.shardings.train_state.variables
+            gate = gating.make_gate(
+                config, run.pipeline, workdir, sharding=variables_sharding, log=log
+            )
+        member = Member.open(config, workdir)
+        loop = HostLoop(
+            run,
+            run,
+            [member],
+            stacked=False,
+            log=log,
+            primary=primary,
+            tensorboard=not quiet,
+            gate=gate,
+        )
+        try:
+            return loop.train(
+                progress="none" if quiet or not primary else progress,
+                callback=None if callback is None else lambda _, record: callback(record),
+            )
+        finally:
+            member.checkpointer.close()

@@ -1,0 +1,158 @@
+"""The trackers besides metrics.jsonl hold the same records: TensorBoard (with the config as
+text and HParams), Weights & Biases offline and MLflow on its local SQLite store, each resumed
+into the same tracker run; and `train.profile` writes a trace a viewer reads."""
+
+import gzip
+import importlib.util
+import json
+import os
+import struct
+
+import pytest
+from conftest import tiny_config
+
+from azjax.runs.metrics import read_metrics
+from azjax.runs.trackers import mlflow_key
+from azjax.training import train as train_lib
+
+FLOAT = 1e-5
+
+
+def require_module(name: str) -> None:
+    """Skips with a one-line reason where `name` is not installed, or fails where
+    AZJAX_REQUIRE_EXTERNAL=1 (CI, whose test extra installs it)."""
+    if importlib.util.find_spec(name) is not None:
+        return
+    reason = f"{name} is not installed (install it with: pip install -e '.[test]')"
+    if os.environ.get("AZJAX_REQUIRE_EXTERNAL") == "1":
+        pytest.fail(f"{reason}; AZJAX_REQUIRE_EXTERNAL=1 requires it", pytrace=False)
+    pytest.skip(reason)
+
+
+def _config(loggers, num_iterations=2):
+    config = tiny_config()
+    config.train.loggers = loggers
+    config.train.num_iterations = num_iterations
+    config.train.checkpoint_every = 1
+    config.eval.every = 2
+    config.eval.opponents = ("random",)
+    return config
+
+
+def _scalars(records):
+    return {
+        (r["iteration"], k): v
+        for r in records
+        for k, v in r.items()
+        if k != "iteration" and isinstance(v, int | float)
+    }
+
+
+def _events(folder):
+    from tensorboardX.proto.event_pb2 import Event  # noqa: PLC0415
+
+    for path in sorted(folder.glob("events.out.tfevents.*")):
+        data, offset = path.read_bytes(), 0
+        while offset < len(data):
+            (length,) = struct.unpack("<Q", data[offset : offset + 8])
+            yield Event.FromString(data[offset + 12 : offset + 12 + length])
+            offset += 12 + length + 4
+
+
+def _wandb_records(data: bytes):
+    """The records of a W&B transaction log (`run-ID.wandb`): LevelDB's log format after a
+    7-byte header (":W&B", magic, version), in 32 KiB blocks of chunks (checksum: 4 bytes,
+    length: 2, type: 1 = whole, 2 = first, 3 = middle, 4 = last)."""
+    assert data[:4] == b":W&B", data[:7]
+    offset, parts = 7, []
+    while offset + 7 <= len(data):
+        left = 32768 - offset % 32768
+        if left < 7:  # a block's tail too short for a chunk header is padding
+            offset += left
+            continue
+        length, kind = struct.unpack("<HB", data[offset + 4 : offset + 7])
+        if kind == 0 and length == 0:
+            break  # zeros: the end of what was written
+        parts.append(data[offset + 7 : offset + 7 + length])
+        offset += 7 + length
+        if kind in (1, 4):
+            yield b"".join(parts)
+            parts = []
+
+
+def test_tensorboard_holds_the_records_the_config_as_text_and_hparams(tmp_path):
+    workdir = tmp_path / "run"
+    train_lib.train(_config(("tensorboard",)), workdir, quiet=False, progress="none")
+    logged, tags, plugins = {}, set(), set()
+    for event in _events(workdir / "tensorboard"):
+        for value in event.summary.value:
+            tags.add(value.tag)
+            plugins.add(value.metadata.plugin_data.plugin_name)
+            if value.HasField("simple_value"):
+                logged[(event.step, value.tag)] = value.simple_value
+    expected = _scalars(read_metrics(workdir))
+    assert set(logged) == set(expected)
+    assert all(abs(logged[k] - expected[k]) <= FLOAT * max(1, abs(expected[k])) for k in logged)
+    assert "config/text_summary" in tags and {"text", "hparams"} <= plugins
+
+
+def test_wandb_offline_holds_the_records_and_a_resume_logs_on(tmp_path, monkeypatch):
+    require_module("wandb")
+    from wandb.proto import wandb_internal_pb2  # noqa: PLC0415
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    workdir = tmp_path / "run"
+    train_lib.train(_config(("wandb",), 2), workdir, quiet=False, progress="none")
+    train_lib.train(_config(("wandb",), 4), workdir, quiet=False, progress="none")
+    (run_id,) = {json.loads((workdir / "trackers.json").read_text())["wandb"]}
+    files = sorted(workdir.glob(f"wandb/offline-run-*-{run_id}/run-{run_id}.wandb"))
+    assert len(files) == 2, files  # one per session, the same W&B run
+    logged = {}
+    for path in files:
+        for data in _wandb_records(path.read_bytes()):
+            record = wandb_internal_pb2.Record()
+            record.ParseFromString(data)
+            if record.WhichOneof("record_type") == "history":
+                items = {i.key or "/".join(i.nested_key): json.loads(i.value_json)
+                         for i in record.history.item}  # fmt: skip
+                step = items.pop("_step")
+                for key, value in items.items():
+                    if not key.startswith("_"):
+                        logged[(step, key)] = value
+    expected = _scalars(read_metrics(workdir))
+    assert {k for k in logged} == set(expected)
+    assert all(abs(logged[k] - expected[k]) <= FLOAT * max(1, abs(expected[k])) for k in logged)
+
+
+def test_mlflow_local_store_holds_the_records_and_a_resume_logs_on(tmp_path):
+    require_module("mlflow")
+    from mlflow.tracking import MlflowClient  # noqa: PLC0415
+
+    workdir = tmp_path / "run"
+    train_lib.train(_config(("mlflow",), 2), workdir, quiet=False, progress="none")
+    train_lib.train(_config(("mlflow",), 4), workdir, quiet=False, progress="none")
+    run_id = json.loads((workdir / "trackers.json").read_text())["mlflow"]
+    client = MlflowClient(tracking_uri=f"sqlite:///{workdir / 'mlflow.db'}")
+    run = client.get_run(run_id)
+    assert run.data.params["learner.learning_rate"] == str(_config(()).learner.learning_rate)
+    expected = _scalars(read_metrics(workdir))
+    logged = {
+        (m.step, key): m.value
+        for key in {k for _, k in expected}
+        for m in client.get_metric_history(run_id, mlflow_key(key))
+    }
+    assert set(logged) == set(expected)
+    assert all(abs(logged[k] - expected[k]) <= FLOAT * max(1, abs(expected[k])) for k in logged)
+
+
+@pytest.mark.slow  # 20 s
+def test_profile_writes_a_trace_that_perfetto_reads(tmp_path):
+    config = _config(("tensorboard",), 3)
+    config.train.profile = (2, 3)
+    workdir = tmp_path / "run"
+    train_lib.train(config, workdir, quiet=True)
+    (trace,) = workdir.glob("profile/plugins/profile/*/perfetto_trace.json.gz")
+    events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
+    assert len(events) > 100
+    assert list(workdir.glob("profile/plugins/profile/*/*.xplane.pb"))

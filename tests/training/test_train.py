@@ -1,0 +1,155 @@
+"""End-to-end runs: exact resume (in process and after Ctrl-C), metrics, checkpoints, agents."""
+
+import json
+import signal
+import subprocess
+
+import jax
+import numpy as np
+import pytest
+from conftest import (
+    PYTHON,
+    assert_same_variables,
+    subprocess_env,
+    tiny_config,
+    tiny_experiment,
+)
+
+from azjax.matches import agent as agent_lib
+from azjax.runs.metrics import read_metrics
+from azjax.training import train as train_lib
+
+
+def assert_same_state(a, b):
+    a = a.replace(elapsed=0.0)
+    b = b.replace(elapsed=0.0)
+    jax.tree.map(lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)), a, b)
+
+
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory):
+    """Four iterations in one go (checkpoints at 2 and 4)."""
+    workdir = tmp_path_factory.mktemp("straight")
+    config = tiny_config()
+    config.eval.every = 2
+    state = train_lib.train(config, workdir, quiet=True)
+    return workdir, state
+
+
+def test_run_writes_config_metrics_and_checkpoints(straight_run):
+    workdir, state = straight_run
+    assert int(state.iteration) == 4
+    saved = json.loads((workdir / "config.json").read_text())
+    assert saved["search"]["num_simulations"] == 4
+    records = read_metrics(workdir)
+    assert [r["iteration"] for r in records] == [1, 2, 3, 4]
+    for key in (
+        "loss",
+        "value_loss",
+        "policy_loss",
+        "policy_entropy",
+        "positions_per_second",
+        "games_per_second",
+        "average_game_length",
+        "wall_time",
+    ):
+        assert all(np.isfinite(r[key]) for r in records), key
+    assert "eval/random/win_rate" in records[1] and "eval/random/win_rate" not in records[0]
+    assert sorted(p.name for p in (workdir / "checkpoints").iterdir() if p.name.isdigit()) == [
+        "2",
+        "4",
+    ]
+
+
+def test_stopped_and_resumed_run_equals_straight_run(straight_run, tmp_path):
+    _, straight = straight_run
+    config = tiny_config()
+    config.eval.every = 2
+    config.train.num_iterations = 2
+    train_lib.train(config, tmp_path, quiet=True)
+    config.train.num_iterations = 4  # a bookkeeping key: resuming with it is allowed
+    resumed = train_lib.train(config, tmp_path, quiet=True)
+    assert_same_state(straight, resumed)
+    assert [r["iteration"] for r in read_metrics(tmp_path)] == [1, 2, 3, 4]
+
+
+@pytest.mark.slow
+def test_ctrl_c_saves_and_the_same_command_resumes(tmp_path):
+    experiment = tiny_experiment(tmp_path, num_iterations=100000, checkpoint_every=100000)
+    workdir = tmp_path / "run"
+    command = [
+        PYTHON,
+        "-m",
+        "azjax.apps.cli",
+        "train",
+        "--config",
+        str(experiment),
+        "--workdir",
+        str(workdir),
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=subprocess_env()
+    )
+    for line in process.stdout:
+        if line.startswith("it    3"):
+            process.send_signal(signal.SIGINT)
+            break
+    output = process.communicate(timeout=120)[0]
+    assert process.returncode == 130, output
+    assert "interrupted: saved iteration" in output
+    stopped = max(int(p.name) for p in (workdir / "checkpoints").iterdir() if p.name.isdigit())
+    assert stopped >= 3
+    assert [r["iteration"] for r in read_metrics(workdir)] == list(range(1, stopped + 1))
+    # Resume two more iterations with the same command (plus a bookkeeping override).
+    finish = subprocess.run(
+        command + [f"--config.train.num_iterations={stopped + 2}"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=300,
+    )
+    assert finish.returncode == 0, finish.stderr
+    assert f"resuming {workdir} from iteration {stopped}" in finish.stdout
+    assert [r["iteration"] for r in read_metrics(workdir)] == list(range(1, stopped + 3))
+    # Same result as a run that never stopped.
+    config = tiny_config()
+    config.train.num_iterations = stopped + 2
+    config.train.checkpoint_every = 100000
+    straight = train_lib.train(config, tmp_path / "straight", quiet=True)
+    resumed = agent_lib.load_agent(workdir)
+    assert_same_variables(straight.train_state.variables, resumed.variables)
+
+
+def test_load_agent_gives_moves_policies_and_values(straight_run):
+    workdir, state = straight_run
+    agent = agent_lib.load_agent(workdir, num_simulations=8)
+    assert agent.iteration == 4
+    jax.tree.map(
+        lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)),
+        state.train_state.variables,
+        agent.variables,
+    )
+    states = jax.vmap(agent.game.init)(jax.random.split(jax.random.PRNGKey(0), 3))
+    output = agent.act(states, jax.random.PRNGKey(1))
+    assert output.action.shape == (3,) and output.action_weights.shape == (3, 9)
+    np.testing.assert_allclose(output.action_weights.sum(-1), 1.0, rtol=1e-5)
+    logits, value = agent.policy_value(states)
+    assert logits.shape == (3, 9) and value.shape == (3,)
+
+
+def test_gumbel_sgd_connect_four_iterations(tmp_path):
+    """The other search and optimizer on the other game: two iterations run and learn."""
+    config = tiny_config("connect_four")
+    config.search.algorithm = "gumbel"
+    config.learner.optimizer = "sgd"
+    config.learner.learning_rate = 0.02
+    config.learner.schedule = "piecewise"
+    config.learner.boundaries = (2,)
+    config.selfplay.num_steps = 16  # Connect Four games need a few iterations to end
+    config.replay.capacity = 8 * (42 + 16)
+    config.train.num_iterations = 3
+    state = train_lib.train(config, tmp_path, quiet=True)
+    records = read_metrics(tmp_path)
+    assert int(state.train_state.step) > 0
+    assert records[-1]["learning_rate"] == pytest.approx(0.002)
+    assert all(np.isfinite(r["loss"]) for r in records)

@@ -1,0 +1,217 @@
+"""Bad places and values get one line and a non-zero exit before anything is built or
+written; game rule options are set from the command line.
+
+Every case runs `azjax` in-process (`cli.main`) and checks: status 2, exactly one stderr line
+starting with `azjax: error:`, the key or argument named, and no run directory created.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+from conftest import tiny_config
+
+from azjax import config as config_lib
+from azjax.apps import cli
+from azjax.config import build, schema
+from azjax.matches.agent import load_agent
+from azjax.training import evaluation
+from azjax.training import train as train_lib
+from azjax.types import UserError
+
+
+def assert_one_line_error(capsys, argv, *fragments, status=2):
+    code = cli.main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert code == status, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("azjax: error: "), err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "override, fragment",
+    [
+        ("train.keep_checkpoints=0", "'train.keep_checkpoints' must be in [1, inf)"),
+        ("learner.updates_per_iteration=0", "'learner.updates_per_iteration'"),
+        ("learner.updates_per_iteration=-3", "'learner.updates_per_iteration'"),
+        ("network.value_hidden=0", "'network.value_hidden'"),
+        ("search.max_num_considered_actions=0", "'search.max_num_considered_actions'"),
+        ("search.num_simulations=0", "'search.num_simulations'"),
+        ("search.dirichlet_fraction=1.5", "'search.dirichlet_fraction' must be in [0.0, 1.0]"),
+        ("learner.learning_rate=nan", "'learner.learning_rate' must be a finite number"),
+        ("learner.learning_rate=0", "'learner.learning_rate' must be in (0.0, inf)"),
+        ("learner.momentum=1.5", "'learner.momentum'"),
+        ("eval.num_games=3", "'eval.num_games' must be even"),
+        ("replay.min_size=100000", "'replay.min_size'"),
+        ("learner.boundaries=(-1,)", "'learner.boundaries'"),
+        ("search.algorithm=alphabeta", "'search.algorithm' must be one of puct, gumbel"),
+        ("eval.opponents=('mcts:0',)", "mcts:N needs a positive number"),
+        ("selfplay.batch_size=1.5", "'selfplay.batch_size' expects int"),
+        ("game_kwargs.nope=1", "game 'connect_four' takes the options"),
+        ("train.devices=-1", "unknown config key 'train.devices'"),
+    ],
+)
+def test_bad_config_values(capsys, tmp_path, override, fragment):
+    workdir = tmp_path / "run"
+    assert_one_line_error(capsys, ["train", "--workdir", workdir, f"--config.{override}"], fragment)
+    assert not workdir.exists()
+
+
+def test_game_rule_options_from_the_command_line():
+    config = config_lib.load_config("go_9x9")
+    config_lib.apply_overrides(config, {"game_kwargs.komi": "6.5", "game_kwargs.superko": "0"})
+    assert config.game_kwargs.komi == 6.5 and config.game_kwargs.superko is False
+    game = build.make_game(config)
+    assert game.komi == 6.5 and not game.superko
+    config = config_lib.load_config("gomoku_6x6_k4")
+    config_lib.apply_overrides(config, {"game_kwargs.rule": "standard"})
+    assert build.make_game(config).rule == "standard"
+
+
+def test_selfplay_rule_options_change_selfplay_alone():
+    """`selfplay.game_kwargs`: self-play plays its own rules; evaluations play `game_kwargs`."""
+    config = config_lib.load_config("xiangqi")
+    overrides = {
+        "selfplay.game_kwargs.no_capture_limit": "None",
+        "selfplay.game_kwargs.repetition_limit": "None",
+    }
+    config_lib.apply_overrides(config, overrides)
+    assert dict(config.game_kwargs) == {}
+    pipeline = build.make_pipeline(config)
+    assert pipeline.game.no_capture_limit is None and pipeline.game.repetition_limit is None
+    assert pipeline.eval_game.no_capture_limit == 120 and pipeline.eval_game.repetition_limit == 3
+    assert evaluation.evaluation_for(config, pipeline).game is pipeline.eval_game
+    assert build.make_game(config).repetition_limit == 3  # agents and checkpoints: the rules
+    # Saved and read back, and a config saved before the key gets none.
+    data = json.loads(config_lib.to_json(config))
+    assert config_lib.from_dict(data, source="x").selfplay.game_kwargs.to_dict() == {
+        "no_capture_limit": None,
+        "repetition_limit": None,
+    }
+    del data["selfplay"]["game_kwargs"]
+    assert dict(config_lib.from_dict(data, source="x").selfplay.game_kwargs) == {}
+    # Without the key self-play and evaluations play one game object.
+    plain = build.make_pipeline(config_lib.load_config("xiangqi"))
+    assert plain.eval_game is plain.game and plain.game.repetition_limit == 3
+    # The CPU experiment plays self-play without the draw rules.
+    cpu = build.make_pipeline(config_lib.load_config("xiangqi:cpu"))
+    assert cpu.game.repetition_limit is None and cpu.eval_game.repetition_limit == 3
+
+
+@pytest.mark.parametrize(
+    "override, fragment",
+    [
+        ("game_kwargs.komi=nan_ish", "komi"),
+        ("game_kwargs.size=40", "bad options for game 'go_9x9'"),
+        ("game_kwargs.komy=6.5", "did you mean 'game_kwargs.komi'?"),
+        ("selfplay.game_kwargs.komy=6.5", "did you mean 'selfplay.game_kwargs.komi'?"),
+        ("selfplay.game_kwargs.size=7", "'selfplay.game_kwargs' changes the observation's shape"),
+        ("selfplay.game_kwargs.size=40", "bad options for game 'go_9x9'"),
+    ],
+)
+def test_bad_game_rule_options(capsys, tmp_path, override, fragment):
+    argv = ["train", "--config", "go_9x9", "--workdir", tmp_path / "run", f"--config.{override}"]
+    assert_one_line_error(capsys, argv, fragment)
+
+
+def test_schema_knows_every_default_key():
+    schema.validate(config_lib.base_config())
+    schema.validate(config_lib.accelerator_config())
+    config = config_lib.base_config()
+    with config.unlocked():
+        config.search.typo = 3
+    with pytest.raises(UserError, match="unknown config key 'search.typo'"):
+        schema.validate(config)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("validation") / "run"
+    config = tiny_config()
+    config.train.num_iterations = 2
+    train_lib.train(config, workdir, quiet=True)
+    return workdir
+
+
+def test_workdir_that_is_a_file_or_under_a_file(capsys, tmp_path):
+    a_file = tmp_path / "file"
+    a_file.write_text("not a directory")
+    for workdir in (a_file, a_file / "run"):
+        assert_one_line_error(
+            capsys, ["train", "--workdir", workdir], "cannot use", "as a run directory"
+        )
+    assert a_file.read_text() == "not a directory"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a read-only tmpfs")
+def test_workdir_on_a_read_only_file_system(capsys, tmp_path):
+    mount_point = tmp_path / "ro"
+    mount_point.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(mount_point)])
+    try:
+        assert_one_line_error(
+            capsys, ["train", "--workdir", mount_point / "run"], "Read-only file system"
+        )
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ("[1, 2, 3]", "not an azjax config"),
+        ("{}", "not an azjax config"),
+        ('{"game": "connect_four"}', "config misses the key"),
+        ("{not json", "is corrupt"),
+        (b"\xff\xfe\x00garbage", "is corrupt"),
+    ],
+)
+def test_damaged_config_json(capsys, run_dir, tmp_path, content, fragment):
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    path = copy / "config.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    for argv in (
+        ["evaluate", "--workdir", copy, "--opponent", "random", "--games", "2"],
+        ["train", "--workdir", copy],
+    ):
+        assert_one_line_error(capsys, argv, str(path), fragment)
+    with pytest.raises(UserError, match=fragment):
+        load_agent(copy)
+
+
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["--simulations", "-3"], "--simulations"),
+        (["--simulations", "0"], "--simulations"),
+        (["--games", "3"], "--games"),
+        (["--games", "0"], "--games"),
+        (["--opening-plies", "-1"], "--opening-plies"),
+        (["--opening-plies", "9"], "--opening-plies must be below the longest game"),
+        (["--opening-plies", "٣"], "--opening-plies"),
+        (["--opponent", "mcts:-5"], "mcts:N needs a positive number"),
+        (["--opponent", "nobody"], "bad opponent 'nobody'"),
+    ],
+)
+def test_bad_evaluate_arguments(capsys, run_dir, argv, fragment):
+    assert_one_line_error(capsys, ["evaluate", "--workdir", run_dir, *argv], fragment)
+
+
+@pytest.mark.parametrize("devices", ["0", "-1", "999"])
+def test_bad_device_counts(capsys, tmp_path, devices):
+    workdir = tmp_path / "run"
+    assert_one_line_error(capsys, ["train", "--workdir", workdir, "--devices", devices], "devices")
+    assert not workdir.exists()
+
+
+def test_config_json_written_by_a_run_reads_back(run_dir):
+    config = config_lib.read_config_file(run_dir / "config.json")
+    assert json.loads(config_lib.to_json(config)) == json.loads(
+        (run_dir / "config.json").read_text()
+    )
