@@ -1,33 +1,30 @@
-import hashlib, json, sys
+"""Prints each run's metrics (wall-clock fields left out) and parameter checksums."""
+
+import hashlib
+import json
+import sys
 from pathlib import Path
+
+import jax
 import numpy as np
 import orbax.checkpoint as ocp
+
+TIMED = ("time", "seconds", "per_second", "minutes", "wall", "timestamp", "elapsed", "throughput")
 
 out = Path(sys.argv[1])
 for metrics in sorted(out.rglob("metrics.jsonl")):
     run = metrics.parent
-    lines = [json.loads(l) for l in metrics.read_text().splitlines() if l.strip()]
-    drop = (
-        "time",
-        "seconds",
-        "per_second",
-        "minutes",
-        "wall",
-        "timestamp",
-        "elapsed",
-        "throughput",
-    )
-    clean = [{k: v for k, v in r.items() if not any(d in k for d in drop)} for r in lines]
-    mhash = hashlib.sha256(json.dumps(clean, sort_keys=True).encode()).hexdigest()[:16]
-    ckpts = sorted((p for p in run.rglob("params") if p.is_dir()), key=lambda p: str(p))
-    phash = "-"
-    if ckpts:
-        last = ckpts[-1]
-        tree = ocp.StandardCheckpointer().restore(last.resolve())
-        leaves = [np.asarray(x) for x in __import__("jax").tree_util.tree_leaves(tree)]
-        h = hashlib.sha256()
-        for x in leaves:
-            h.update(x.tobytes())
-        phash = f"{h.hexdigest()[:16]} sum={sum(float(np.sum(x.astype(np.float64))) for x in leaves):.10g} ({last.relative_to(out)})"
-    print(f"{run.relative_to(out)}: records={len(lines)} metrics={mhash} params={phash}")
-    print("  last:", json.dumps({k: v for k, v in clean[-1].items()}, sort_keys=True)[:600])
+    records = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()]
+    clean = [{k: v for k, v in r.items() if not any(t in k for t in TIMED)} for r in records]
+    metrics_hash = hashlib.sha256(json.dumps(clean, sort_keys=True).encode()).hexdigest()[:16]
+    params = sorted((p for p in run.rglob("params") if p.is_dir()), key=str)
+    params_hash = "-"
+    if params:
+        leaves = jax.tree_util.tree_leaves(ocp.StandardCheckpointer().restore(params[-1]))
+        leaves = [np.asarray(x) for x in leaves]
+        digest = hashlib.sha256(b"".join(x.tobytes() for x in leaves)).hexdigest()[:16]
+        total = sum(float(np.sum(x.astype(np.float64))) for x in leaves)
+        params_hash = f"{digest} sum={total:.10g} ({params[-1].relative_to(out)})"
+    name = run.relative_to(out)
+    print(f"{name}: records={len(records)} metrics={metrics_hash} params={params_hash}")
+    print("  last:", json.dumps(clean[-1], sort_keys=True)[:600])

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fixed-seed runs recorded before the redesign (issue 52); rerun after each move.
+# The fixed-seed runs of the redesign (issue "A core a researcher can change in an afternoon"):
+# recorded at 96a7d05 (checksums_96a7d05.txt); the same numbers after each move.
 # usage: run.sh OUTDIR   (from the repository root, venv active)
 set -euo pipefail
 OUT=$1; rm -rf "$OUT"; mkdir -p "$OUT"
