@@ -21,7 +21,7 @@ TESTS = os.path.join(REPO, "tests")  # conftest.py and the helpers beside it
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", os.path.join(REPO, ".pytest_cache", "jax"))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
 # XLA's CPU backend without its LLVM optimisation passes: tests check what programs compute,
-# not how fast, and most of their time is compilation (measured in docs/testing.md).
+# not how fast, and most of their time is compilation (docs/testing.md).
 TEST_XLA_FLAGS = "--xla_backend_optimization_level=0"
 os.environ.setdefault("XLA_FLAGS", TEST_XLA_FLAGS)
 
@@ -34,7 +34,7 @@ def optimized_jit(fun, **kwargs):
     """`jax.jit` with XLA's optimisation passes back on (`TEST_XLA_FLAGS` turns them off),
     for the few tests whose time goes to running a program rather than compiling it: random
     play against the reference implementations (thousands of batched steps) and the shipped
-    Xiangqi agent's 400-ply games: 1.5-4x faster there (docs/testing.md)."""
+    Xiangqi agent's 400-ply games, which run faster optimised (docs/testing.md)."""
     return jax.jit(fun, compiler_options={"xla_backend_optimization_level": 3}, **kwargs)
 
 

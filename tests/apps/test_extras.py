@@ -14,7 +14,7 @@ from azjax import extras
 # Runs the command line with `module` missing (None in sys.modules makes its import fail).
 WITHOUT = (
     "import sys; sys.modules[{module!r}] = None; "
-    "from azjax import cli; sys.exit(cli.main({argv!r}))"
+    "from azjax.apps import cli; sys.exit(cli.main({argv!r}))"
 )
 
 

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -65,9 +66,10 @@ def build_wheel(folder: Path) -> Path:
     """The wheel of a copy of the repository's package files (the build leaves no `build/`
     in the checkout); offline with the environment's setuptools when it is new enough."""
     source = folder / "source"
-    shutil.copytree(
-        Path(REPO) / "azjax", source / "azjax", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    for package in ("azjax", "experiments"):
+        shutil.copytree(
+            Path(REPO) / package, source / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(Path(REPO) / name, source / name)
     try:
@@ -81,6 +83,17 @@ def build_wheel(folder: Path) -> Path:
     return wheel
 
 
+def test_the_wheel_lists_every_folder_of_the_package():
+    """pyproject.toml names the packages (experiments/ is mapped into azjax): every folder
+    of azjax/ that holds modules is there, and nothing else."""
+    setuptools = tomllib.loads((Path(REPO) / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {
+        ".".join(p.parent.relative_to(REPO).parts) for p in Path(REPO, "azjax").rglob("*.py")
+    }
+    assert set(setuptools["packages"]) == folders | {"azjax.experiments"}
+    assert setuptools["package-dir"] == {"azjax.experiments": "experiments"}
+
+
 @pytest.mark.slow  # builds, installs and trains in a fresh environment
 def test_the_wheel_installed_outside_the_repository_runs_every_command(tmp_path):
     wheel = build_wheel(tmp_path)
@@ -90,8 +103,8 @@ def test_the_wheel_installed_outside_the_repository_runs_every_command(tmp_path)
         dist_info = f"azjax-{azjax.__version__}.dist-info"
         metadata = archive.read(f"{dist_info}/METADATA").decode()
     for name in (
-        "experiments/connect_four.py",
-        "experiments/othello.py",
+        "azjax/experiments/connect_four.py",
+        "azjax/experiments/othello.py",
         "azjax/apps/spaces/tic_tac_toe.py",
         "azjax/py.typed",
         "azjax/apps/serve/static/index.html",
@@ -121,7 +134,7 @@ def test_the_wheel_installed_outside_the_repository_runs_every_command(tmp_path)
     assert Path(found.stdout.strip()).is_relative_to(site), found.stdout
     version = run([command, "--version"], cwd=elsewhere, env=env)
     assert version.stdout == f"azjax {azjax.__version__}\n"
-    space = "from azjax import sweeps; print(sweeps.load_space('tic_tac_toe').sampler)"
+    space = "from azjax.apps import sweeps; print(sweeps.load_space('tic_tac_toe').sampler)"
     assert run([python, "-c", space], cwd=elsewhere, env=env).stdout == "random\n"
     # The zoo's agents ship in the wheel and play from there.
     assert run([command, "zoo", "--names"], cwd=elsewhere, env=env).stdout.split() == zoo.names()

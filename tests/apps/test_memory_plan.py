@@ -21,7 +21,7 @@ from azjax.apps.bench import memory, memory_model
 from azjax.config import build
 from azjax.core import steps
 
-# The tests of the `command` fixture (`azjax bench --memory`, eight programs to compile: 50 s)
+# The tests of the `command` fixture (`azjax bench --memory`, eight programs to compile)
 # run in the slow set (docs/testing.md).
 SLOW = pytest.mark.slow
 

@@ -56,7 +56,7 @@ def test_stop_button_saves_and_the_same_cell_resumes(tmp_path):
         client.wait_for_ready(timeout=120)
         assert run_cell(client, SETUP)["status"] == "ok"
         workdir = tmp_path / "run"
-        cell = f"state = azjax.training.train.train(config, {str(workdir)!r}, progress='none')"
+        cell = f"state = azjax.train(config, {str(workdir)!r}, progress='none')"
         message_id = client.execute(cell)
         wait_for_lines(workdir / "metrics.jsonl", 2)
         manager.interrupt_kernel()  # the stop button

@@ -67,7 +67,7 @@ def distinct_game_names() -> list[str]:
 # and its random games are compared with pgx's in CI (test_go.py).
 DEEP = ("go_19x19",)
 # Presets checked in the slow set (CI runs it): their long programs take most of the
-# contract's time to compile, 74 s of its 143 in the default suite (docs/testing.md).
+# contract's time to compile (docs/testing.md).
 SLOW = ("go_9x9", "xiangqi")
 
 

@@ -19,8 +19,8 @@ from azjax.types import UserError
 
 NUM_POSITIONS = 3  # random positions per game whose legal moves are named and read back
 
-# Every game; Xiangqi's random games and pictures (programs to compile: 11 and 20 s) in the
-# slow set (docs/testing.md).
+# Every game; Xiangqi's random games and pictures (long programs to compile) in the slow
+# set (docs/testing.md).
 NAMES = marked(azjax.games.names(), slow=("xiangqi",))
 
 

@@ -516,8 +516,7 @@ def _run_scaling_commands(try_out: str, base: dict, emulator: str) -> None:
 
     # A pod: the explicit command, with the coordinator on this machine and each host's
     # --process-id. The page's 4 hosts are 2 here (processes of 2 CPU devices each, 4 devices
-    # in all): every host compiles the run's programs, and this test took 68 s alone with 4
-    # hosts on 2 cores, 54 s with 2 (docs/testing.md).
+    # in all): every host compiles the run's programs, so fewer hosts cost less.
     explicit, auto = _bash_block("## Devices and hosts")
     assert "--process-id 0" in explicit and "10.0.0.1:1234" in explicit
     assert "--num-processes 4" in explicit

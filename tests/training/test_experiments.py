@@ -16,8 +16,10 @@ EXPERIMENTS = config_lib.experiment_names()
 
 
 def test_the_experiments_and_spaces_ship_in_the_package():
-    package = Path(config_lib.__file__).resolve().parent
-    assert config_lib.EXPERIMENTS_DIR == package / "experiments"
+    import azjax.experiments
+
+    # The repository's experiments/, installed as azjax.experiments.
+    assert config_lib.EXPERIMENTS_DIR == Path(azjax.experiments.__file__).resolve().parent
     assert {"connect_four", "tic_tac_toe", "othello", "go_9x9", "xiangqi"} <= set(EXPERIMENTS)
     assert "__init__" not in EXPERIMENTS
     assert space_lib.space_names() == ["connect_four", "connect_four_lr", "tic_tac_toe"]
@@ -91,7 +93,7 @@ def test_a_file_in_the_working_folder_comes_first(tmp_path, monkeypatch):
 
 def test_spaces_resolve_by_name_and_old_spelling(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    packaged = config_lib.SPACES_DIR / "tic_tac_toe.py"
+    packaged = space_lib.SPACES_DIR / "tic_tac_toe.py"
     for spelling in ("tic_tac_toe", "sweeps/tic_tac_toe.py", str(packaged)):
         assert space_lib.find_space(spelling) == packaged
     assert space_lib.load_space("tic_tac_toe").sampler == "random"
