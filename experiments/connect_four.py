@@ -6,9 +6,7 @@ iteration at a rate of 4e-3 adapted to the KL divergence of each update (target 
 reuse and value targets mixed with the searched value.
 Evaluation every 100 iterations (the agent with 200 simulations) against the random player
 and the pure-MCTS baseline at 200 and 800 simulations (32 games each) is included in the
-wall-clock time, a tenth of it; on an idle 2-core CPU the 30-minute run (355 iterations)
-scored 0.950 (0.910-0.973) against MCTS-800 in 200 games, and its network alone (one
-simulation) 0.807 against MCTS-200 (docs/results.md).
+wall-clock time. What the 30-minute run reaches: docs/results.md, "Connect Four".
 """
 
 from azjax.config import base_config
@@ -22,7 +20,7 @@ def get_config():
     # The learning-rate sweep in docs/sweeps.md: 4e-3 to 1e-2 learned fastest (1e-3 before).
     config.learner.learning_rate = 4e-3
     # AlphaZero_Gomoku's KL-adaptive rate, with tree reuse and value mixing (the defaults):
-    # the best of the Connect Four ablation in docs/results.md (0.833 against MCTS-800 at 8 min).
+    # the best of the Connect Four ablation (docs/results.md, "Learning faster").
     config.learner.kl_target = 0.02
     config.train.num_iterations = 1000
     config.train.max_minutes = 30.0

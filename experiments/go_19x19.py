@@ -7,8 +7,8 @@ rate 1e-2 -> 1e-3 -> 1e-4, L2 1e-4, batch 2048. Here: 10 blocks x 128 channels, 
 at 64 simulations (PUCT at 800 with `--config.search.algorithm=puct
 --config.search.num_simulations=800`). A multi-GPU/TPU config.
 
-On this 2-core CPU the forward pass alone takes 2.2 s per batch of 256 (measured), so one
-iteration's self-play (65 evaluations x 32 plies) is over 75 minutes here: accelerators only.
+One iteration's self-play is 65 network evaluations of 256 positions for each of 32 plies:
+accelerators only.
 """
 
 from azjax.config import accelerator_config

@@ -22,7 +22,7 @@ def get_config():
     config.selfplay.num_steps = 12
     config.selfplay.temperature_moves = 6
     # AlphaZero_Gomoku's KL-adaptive rate: with tree reuse and value mixing (the defaults)
-    # the best of the ablation in docs/results.md (0.945 against 1000-simulation MCTS at 10 min).
+    # the best of the ablation (docs/results.md, "Learning faster").
     config.learner.kl_target = 0.02
     config.replay.capacity = 60_000
     config.replay.min_size = 2_000

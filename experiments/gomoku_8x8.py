@@ -1,14 +1,13 @@
 """Gomoku on 8x8, five in a row (AlphaZero_Gomoku's main setting; two days on a PC there).
 
 Variants (`--config gomoku_8x8:VARIANT`):
-  (none)  accelerator-sized: 64 channels x 4 blocks, 256 games, 64 simulations. On a 2-core
-          CPU the network's forward pass alone (batch 256, 60 ms) puts one iteration at over
-          60 s (65 evaluations x 16 plies).
+  (none)  accelerator-sized: 64 channels x 4 blocks, 256 games, 64 simulations (too slow
+          for a CPU: 65 network evaluations of 256 positions per ply).
   cpu     a 2-core CPU: Gomoku 6x6 k4's recipe (32 channels x 3 blocks, 128 games, 32
           simulations, AlphaZero_Gomoku's KL-adaptive rate), two hours, evaluated every 300
-          iterations against random and MCTS-200 (rating the anchors random and MCTS-1000
-          on 8x8 took over 7 minutes before the first iteration; `azjax zoo --export` rates
-          the result against MCTS-1000).
+          iterations against random and MCTS-200 (rating MCTS-1000 as an anchor costs
+          minutes before the first iteration; `azjax zoo --export` rates the result
+          against MCTS-1000).
 """
 
 from azjax.config import base_config, cpu_config

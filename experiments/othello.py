@@ -1,9 +1,8 @@
 """Othello (as in reversi-zero and alpha-zero-general).
 
 Variants (`--config othello:VARIANT`):
-  (none)   8x8, accelerator-sized: 64 channels x 6 blocks, 256 games, 64 simulations. On a
-           2-core CPU the network's forward pass alone (batch 256, 103 ms) puts one iteration
-           at over 100 s (65 evaluations x 16 plies).
+  (none)   8x8, accelerator-sized: 64 channels x 6 blocks, 256 games, 64 simulations (too
+           slow for a CPU: 65 network evaluations of 256 positions per ply).
   cpu6     6x6 on a 2-core CPU: 32 channels x 3 blocks, 128 games, 32 simulations (the size
            that learned Gomoku 6x6 k4 in minutes), value targets from game outcomes alone,
            one hour, evaluated against random and MCTS-200 as it trains, rated against
@@ -46,21 +45,19 @@ def get_config(variant: str | None = None):
 def _cpu_config(variant: str):
     if variant not in VARIANTS:
         raise UserError(f"othello has variants {', '.join(VARIANTS)}, not {variant!r}")
-    # The CPU variants: Gomoku 6x6 k4's recipe (it reached 0.945 against MCTS-1000 in
-    # 10 minutes). Pure MCTS-1000 plays Othello slowly (random rollouts of ~30 plies per
-    # simulation): one evaluation of 64 games against it and 64 against random took 9
-    # minutes on 6x6 on a loaded 2-core CPU, so the CPU runs evaluate rarely.
+    # The CPU variants: Gomoku 6x6 k4's recipe. Pure MCTS-1000 plays Othello slowly (random
+    # rollouts of ~30 plies per simulation), so the CPU runs evaluate rarely.
     config = cpu_config(f"othello_{variant}", "othello_6x6" if variant == "cpu6" else "othello")
     config.search.dirichlet_alpha = 1.0
     config.eval.every = 150
     if variant == "cpu6":
         config.selfplay.temperature_moves = 8
         config.train.max_minutes = 60.0
-        # MCTS-1000's three evaluations took 17 of the first run's 60 minutes; MCTS-200
-        # costs about a fifth of that, and the export rates against MCTS-1000.
+        # MCTS-1000's evaluations took a large share of the first run's hour (docs/results.md,
+        # "Othello 6x6"); MCTS-200 costs a fifth, and the export rates against MCTS-1000.
         config.eval.opponents = ("random", "mcts:200")
-        # Outcomes alone as value targets: the same hour with the recipe's 0.5 mix of the
-        # searched value scored 0.208 in 200 games against this (docs/results.md, Othello 6x6).
+        # Outcomes alone as value targets: the recipe's 0.5 mix of the searched value lost
+        # to them (docs/results.md, "Othello 6x6").
         config.learner.value_target_mix = 0.0
     else:
         config.selfplay.temperature_moves = 12

@@ -17,10 +17,9 @@ Variants (`--config xiangqi:VARIANT`):
        move sampled, half the self-play games from handicap starts
        (`selfplay.handicap_starts`) and self-play without the no-capture and repetition
        draws (`selfplay.game_kwargs`; evaluations keep them); evaluated every 40 iterations
-       against random (32 games; an evaluation against MCTS-100 takes over 20 minutes, so
-       it is not in the run). Nine runs with mctx's c_scale 0.1 drew every self-play game
-       within 100 iterations and never beat random: a collapsed prior outweighed the mates
-       the search found (docs/results.md, "Xiangqi").
+       against random (32 games; pure MCTS plays Xiangqi too slowly to evaluate against in
+       the run). With mctx's c_scale 0.1 self-play collapsed into draws: a collapsed prior
+       outweighed the mates the search found (docs/results.md, "Xiangqi").
 """
 
 from azjax.config import accelerator_config, cpu_config

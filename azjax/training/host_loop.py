@@ -6,10 +6,11 @@ A member is one run directory (`members.Member`: its config, `build.RunSettings`
 newest checkpoint (relaid out for this device count), steps the compiled iteration
 (`compiled.iterate`), writes each active member's record (gating and evaluation included),
 checkpoints, keeps the run's clock, and stops at the budget, at `train.max_minutes`, on a
-signal, at a preemption notice or when the callback says so, saved; rerunning resumes. A
-single run's state is the member's own; a population's (`stacked`) has a leading member
-axis, and a member past its budget or stopped by the callback is frozen by the compiled
-`select` while the others step.
+signal, at a preemption notice or when the callback says so, saved; rerunning resumes. The
+loop sees the members through an `axis` chosen where it is built: a single run's state is the
+member's own (`members.Single`); a population's has a leading member axis
+(`members.Stacked`), and a member past its budget or stopped by the callback is frozen by the
+compiled `select` while the others step.
 
 With several processes every process runs this loop in step: the same jitted calls and
 collectives in the same order. Process 0 alone writes files, prints and evaluates (on its own
@@ -31,32 +32,31 @@ from azjax.config import build
 from azjax.core.steps import TrainerState
 from azjax.faults import is_disk_full
 from azjax.runs import distributed
-from azjax.runs.metrics import Progress, iteration_record, progress_line
+from azjax.runs.metrics import Progress, iteration_record
 from azjax.runs.trackers import Profiler
 from azjax.training.compiled import iterate
 from azjax.training.evaluation import evaluation_for
-from azjax.training.members import Member, stack
-from azjax.training.members import member as member_of
+from azjax.training.members import Member, Single, Stacked
 from azjax.types import RunError
 
 
 class HostLoop:
     """Trains `members` with the compiled `run` (`compiled.CompiledRun`, or a population's
-    `CompiledPopulation` when `stacked`) until each reaches its budget; see the module.
+    `CompiledPopulation`) until each reaches its budget; see the module.
 
     Args:
       run: the compiled steps (`init`, `play`, `learn`, `shardings`; and `select` if stacked).
       member_run: one member's `CompiledRun` (its shardings restore a checkpoint); `run` itself
-        when not stacked.
-      members: the members, one when not stacked.
-      stacked: the state holds the members along a leading axis.
+        for a single run.
+      members: the members, one for a single run.
+      axis: how the state holds the members: `members.Single()` or `members.Stacked()`.
       log: where messages go.
       primary: this process writes the files and evaluates (`distributed.is_primary`).
       tensorboard: write the trackers' files (TensorBoard and the config's `train.loggers`).
       gate: a single run's `gating` gate, or None.
 
     Subclasses (`population.PopulationLoop`) add to the loop through `resume_step`,
-    `restored`, `columns` and `between`.
+    `restored`, `columns` and `between`, and word it through `started` and `report`.
     """
 
     def __init__(
@@ -65,16 +65,14 @@ class HostLoop:
         member_run,
         members: list[Member],
         *,
-        stacked: bool,
+        axis: Single | Stacked,
         log: Callable[[str], None],
         primary: bool = True,
         tensorboard: bool = True,
         gate=None,
     ):
-        if not stacked and len(members) != 1:
-            raise ValueError("an unstacked loop trains one member")
         self.run, self.member_run, self.members = run, member_run, members
-        self.stacked, self.log, self.primary = stacked, log, primary
+        self.axis, self.log, self.primary = axis, log, primary
         self.tensorboard, self.gate = tensorboard, gate
         self.multiprocess = distributed.process_count() > 1
 
@@ -98,44 +96,43 @@ class HostLoop:
         state and the members' configs (the hyperparameters are read again)."""
         return state
 
+    def started(self, platform: str) -> None:
+        """The opening message."""
+        first = self.members[0]
+        self.log(
+            f"training {first.config.game} in {first.workdir} on {platform}; "
+            "first iteration compiles"
+        )
+
     # The members on the state's member axis.
 
-    def member_state(self, state, index: int):
-        return member_of(state, index) if self.stacked else state
-
     def hyper(self):
-        hypers = [build.make_hyperparams(m.config) for m in self.members]
-        if not self.stacked:
-            return hypers[0]
         # Host arrays, as every process of a multi-process run passes the same ones.
-        return jax.tree.map(lambda *xs: np.stack(xs), *hypers)
+        return self.axis.join([build.make_hyperparams(m.config) for m in self.members])
 
     def _put_elapsed(self, seconds: float):
         # Same sharding as the step's output, so the next call hits the compilation cache;
         # process 0's clock on every process (a global array holds one value everywhere).
         value = np.float32(distributed.agree(seconds))
-        if self.stacked:
-            value = np.full((len(self.members),), value, np.float32)
+        value = self.axis.join([value] * len(self.members))
         return jax.device_put(value, self.run.shardings.elapsed)
 
     def _variables(self, state, index: int):
         """Member `index`'s network on this host (for evaluation)."""
-        variables = self.member_state(state.train_state.variables, index)
+        variables = self.axis.member(state.train_state.variables, index)
         return distributed.to_host(variables) if self.multiprocess else variables
 
     # The loop.
 
     def restore(self) -> TrainerState:
         """The state, each member from its checkpoint; the members' metrics writers."""
-        if self.stacked:
-            seeds = [jax.random.PRNGKey(m.config.seed) for m in self.members]
-            fresh = self.run.init(np.stack([np.asarray(seed) for seed in seeds]))
-        else:
-            fresh = self.run.init(jax.random.PRNGKey(self.members[0].config.seed))
+        fresh = self.run.init(
+            self.axis.join([jax.random.PRNGKey(m.config.seed) for m in self.members])
+        )
         states = []
         for index, member in enumerate(self.members):
             like, restored = member.restore(
-                self.member_state(fresh, index), self.member_run, step=self.resume_step(index)
+                self.axis.member(fresh, index), self.member_run, step=self.resume_step(index)
             )
             start = 0 if restored is None else restored.step
             if restored is not None:
@@ -145,12 +142,9 @@ class HostLoop:
                 restored, tensorboard=self.tensorboard and self.primary, files=self.primary
             )
             states.append(like)
-        if not self.stacked:
-            return states[0]
         if all(m.iteration == 0 for m in self.members):
             return fresh
-        # Compiled, so that arrays spread over several processes stack too.
-        return jax.jit(stack, out_shardings=self.run.shardings)(states)
+        return self.axis.join(states, self.run.shardings)
 
     def begin_evaluations(self, state) -> None:
         """Each member's evaluation (on process 0): one compiled set of matches per distinct
@@ -177,7 +171,7 @@ class HostLoop:
     def save(self, state, index: int, *, force: bool) -> None:
         """Saves member `index` (`members.Member.save`); the gate prunes its files."""
         member = self.members[index]
-        member.save(self.member_state(state, index), force=force)
+        member.save(self.axis.member(state, index), force=force)
         if self.gate is not None:
             self.gate.prune(member.checkpointer.all_steps(), member.writer.records)
 
@@ -185,15 +179,12 @@ class HostLoop:
         """Member `index`'s record of the iteration just run: gating and evaluation when
         due, written."""
         member = self.members[index]
-        iteration = int(counters[0][index]) if self.stacked else int(counters[0])
-
-        def pick(values):
-            return values[index] if self.stacked else values
-
+        iteration, games, positions = self.axis.member(counters, index)
+        iteration = int(iteration)
         numbers = types.SimpleNamespace(
-            iteration=iteration, num_games=pick(counters[1]), num_positions=pick(counters[2])
+            iteration=iteration, num_games=games, num_positions=positions
         )
-        metrics = {name: pick(value) for name, value in metrics.items()}
+        metrics = {name: self.axis.member(value, index) for name, value in metrics.items()}
         record = iteration_record(member.settings, numbers, metrics, seconds, clock())
         record.update(self.columns(index))
         if self.gate is not None:  # the gating match, when due, before evaluating
@@ -236,20 +227,9 @@ class HostLoop:
         self.begin_evaluations(state)
         if self.gate is not None:
             self.gate.begin(state.train_state.variables, first.iteration, first.writer.records)
-        single = not self.stacked
-        reporter = Progress(first.settings, progress if single or progress == "bar" else "none")
+        reporter = Progress(first.settings, progress)
         profiler = Profiler(first.settings.profile, first.workdir) if self.primary else None
-        platform = f"{self.run.mesh.devices.size} {jax.devices()[0].platform} device(s)"
-        if single:
-            self.log(
-                f"training {first.config.game} in {first.workdir} on {platform}; "
-                "first iteration compiles"
-            )
-        else:
-            self.log(
-                f"training a population of {len(members)} ({first.config.game}) on "
-                f"{platform}; first iteration compiles"
-            )
+        self.started(f"{self.run.mesh.devices.size} {jax.devices()[0].platform} device(s)")
         # Wall-clock time of the run: everything since this session's loop began (compiling,
         # self-play, learning, evaluation, checkpoints) plus the sessions before a resume.
         resumed = float(np.max(distributed.to_host(state.elapsed)))
@@ -283,8 +263,7 @@ class HostLoop:
                 next_state, metrics = iterate(self.run, state, hyper, best)
                 if next_state is None:
                     break
-                if self.stacked:
-                    next_state = self.run.select(np.asarray(active), next_state, state)
+                next_state = self.axis.select(self.run, active, next_state, state)
                 metrics = distributed.to_host(metrics)
                 counters = distributed.to_host(
                     (next_state.iteration, next_state.num_games, next_state.num_positions)
@@ -295,9 +274,6 @@ class HostLoop:
                 state = next_state.replace(elapsed=self._put_elapsed(clock()))
                 for index in np.flatnonzero(active):
                     record = self.record(state, index, metrics, counters, seconds, clock)
-                    if progress == "lines" and not single:
-                        name = members[index].workdir.name
-                        print(f"[{name}] " + progress_line(record), flush=True)
                     if callback is not None and callback(int(index), record):
                         members[index].stopped = True
                 elapsed = clock()
@@ -338,19 +314,13 @@ class HostLoop:
                 member.writer.close()
             if profiler is not None:
                 profiler.close()
-        self._report(state, elapsed, interrupted=interrupted, preempted=preempted)
+        self.report(state, elapsed, interrupted=interrupted, preempted=preempted)
         return state
 
-    def _report(self, state, elapsed: float, *, interrupted: bool, preempted: bool) -> None:
+    def report(self, state, elapsed: float, *, interrupted: bool, preempted: bool) -> None:
         """The closing message; KeyboardInterrupt after a signal or a preemption notice."""
         first = self.members[0]
         again = "run the same command again to resume"
-        if self.stacked:
-            if interrupted or preempted:
-                reason = "preempted" if preempted else "interrupted"
-                self.log(f"{reason}: saved every member; {again}")
-                raise KeyboardInterrupt
-            return
         if first.stopped:
             self.log(
                 f"stopped by the callback at iteration {first.saved}; saved in {first.workdir}"

@@ -4,8 +4,9 @@ stands. Here a member goes to and from its checkpoints: its state restored (rela
 this device count) and its metrics writer opened at the iteration resumed, and its state
 saved with its config and records.
 
-A single run's state is the member's own; a population's is stacked, each array with a
-leading member axis (`member`, `stack`); the methods here take one member's state.
+A single run's state is the member's own (`Single`); a population's is stacked, each array
+with a leading member axis (`Stacked`: `member`, `stack`). The host loop is the same for both:
+it sees the members through one of the two. The methods of `Member` take one member's state.
 """
 
 import dataclasses
@@ -15,6 +16,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import ml_collections
+import numpy as np
 
 from azjax import config as config_lib
 from azjax.config import build
@@ -33,6 +35,39 @@ def member(tree, index: int):
 def stack(trees):
     """The [K, ...] tree of K members' trees."""
     return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+
+
+class Single:
+    """A single run's members: its state is its one member's."""
+
+    def member(self, tree, index: int):
+        return tree
+
+    def join(self, trees, shardings=None):
+        (tree,) = trees
+        return tree
+
+    def select(self, run, active, new, old):
+        return new
+
+
+class Stacked:
+    """A population's members: along a leading axis of every array of its state."""
+
+    def member(self, tree, index: int):
+        """Member `index`'s view of `tree`."""
+        return member(tree, index)
+
+    def join(self, trees, shardings=None):
+        """The members' `trees` stacked: host arrays (the same on every process) without
+        `shardings`, else placed so (compiled, so that arrays spread over processes stack)."""
+        if shardings is None:
+            return jax.tree.map(lambda *xs: np.stack(xs), *trees)
+        return jax.jit(stack, out_shardings=shardings)(trees)
+
+    def select(self, run, active, new, old):
+        """`new` for the `active` members, `old` for the frozen ones (`run.select`)."""
+        return run.select(np.asarray(active), new, old)
 
 
 @dataclasses.dataclass

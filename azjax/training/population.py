@@ -37,10 +37,11 @@ from azjax.core.steps import TrainerState, init_state, learn_step, play_step
 from azjax.paths import workdir_path
 from azjax.runs import distributed
 from azjax.runs.directory import prepare_workdir
+from azjax.runs.metrics import progress_line
 from azjax.training import compiled
 from azjax.training import pbt as pbt_lib
 from azjax.training.host_loop import HostLoop
-from azjax.training.members import Member, member, stack
+from azjax.training.members import Member, Stacked, member, stack
 from azjax.types import UserError
 
 __all__ = [
@@ -201,6 +202,14 @@ def train_population(
         pbt = pbt.check(configs)
     primary = distributed.is_primary()  # the process that prints and writes the files
     log = (lambda *_: None) if quiet or not primary else print
+    progress = "none" if quiet or not primary else progress
+
+    def each(index: int, record: dict) -> bool | None:
+        """A line per member per iteration ("lines"), then the callback."""
+        if progress == "lines":
+            print(f"[{members[index].workdir.name}] " + progress_line(record), flush=True)
+        return callback is not None and callback(index, record)
+
     with interrupt.deferred():
         for config, workdir in zip(configs, workdirs, strict=True):
             distributed.check_same_run(config, workdir)
@@ -215,14 +224,15 @@ def train_population(
             run,
             single,
             members,
-            stacked=True,
+            axis=Stacked(),
             log=log,
             primary=primary,
             tensorboard=not quiet,
             pbt=pbt,
         )
         try:
-            loop.train(progress="none" if quiet or not primary else progress, callback=callback)
+            # One bar for the population ("bar"); its lines are the members' (`each`).
+            loop.train(progress="bar" if progress == "bar" else "none", callback=each)
         finally:
             for m in members:
                 m.checkpointer.close()
@@ -257,6 +267,18 @@ class PopulationLoop(HostLoop):
     def columns(self, index: int) -> dict:
         values = hyperparameters(self.members[index].config)
         return {f"hyper/{key}": value for key, value in values.items()}
+
+    def started(self, platform: str) -> None:
+        self.log(
+            f"training a population of {len(self.members)} ({self.members[0].config.game}) on "
+            f"{platform}; first iteration compiles"
+        )
+
+    def report(self, state, elapsed: float, *, interrupted: bool, preempted: bool) -> None:
+        if interrupted or preempted:
+            reason = "preempted" if preempted else "interrupted"
+            self.log(f"{reason}: saved every member; run the same command again to resume")
+            raise KeyboardInterrupt
 
     def between(self, state):
         iterations = [m.iteration for m in self.members]

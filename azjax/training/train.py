@@ -20,7 +20,7 @@ from azjax.runs.directory import prepare_workdir
 from azjax.training import gating
 from azjax.training.compiled import compile_run
 from azjax.training.host_loop import HostLoop
-from azjax.training.members import Member
+from azjax.training.members import Member, Single
 from azjax.types import UserError
 
 
@@ -87,7 +87,7 @@ def train(
             run,
             run,
             [member],
-            stacked=False,
+            axis=Single(),
             log=log,
             primary=primary,
             tensorboard=not quiet,
