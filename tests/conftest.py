@@ -70,19 +70,31 @@ def tiny_config(game: str = "tic_tac_toe"):
     return config
 
 
-def uniform_search(params, states, key):
-    """A stand-in search (any game): a uniformly random legal move, the legal moves as
-    its policy, value 0."""
+def uniform_choice(states, key):
+    """A uniformly random legal move, the legal moves as its policy, value 0 (any game)."""
     import jax  # noqa: PLC0415
     import jax.numpy as jnp  # noqa: PLC0415
 
     from azjax.types import SearchOutput  # noqa: PLC0415
 
-    del params
     logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)
     action = jax.random.categorical(key, logits).astype(jnp.int32)
     weights = states.legal_action_mask / states.legal_action_mask.sum(-1, keepdims=True)
     return SearchOutput(action=action, action_weights=weights, value=jnp.zeros(action.shape))
+
+
+def scripted_search(game, choose=uniform_choice):
+    """A stand-in `Search` of `game` (no network, no tree reuse, 1 simulation) whose call
+    returns `choose(states [B], key) -> SearchOutput` (default: `uniform_choice`)."""
+    from azjax.core.search import Search, make_search, rollout_evaluator  # noqa: PLC0415
+
+    class ScriptedSearch(Search):
+        def __call__(self, variables, states, key, params=None, tree=None):
+            del variables, params, tree
+            return choose(states, key)
+
+    search = make_search(game, rollout_evaluator(game), num_simulations=1)  # never called
+    return ScriptedSearch(**vars(search))
 
 
 def small_network_search(game, **search):

@@ -228,6 +228,7 @@ class Search:
             embedding=states,
         )
         invalid_actions = ~states.legal_action_mask
+        gumbel = None  # Gumbel's `mctx.PolicyOutput`
         if self.tree_reuse or self.forced_playouts:
             if tree is None:
                 tree = self.empty_tree(states)
@@ -247,7 +248,7 @@ class Search:
                 qtransform=self.qtransform,
             ).search_tree
         else:
-            output = mctx.gumbel_muzero_policy(
+            gumbel = mctx.gumbel_muzero_policy(
                 variables,
                 search_key,
                 root,
@@ -260,28 +261,21 @@ class Search:
                     mctx.qtransform_completed_by_mix_value, value_scale=self.gumbel_value_scale
                 ),
             )
-            weights = jnp.where(states.legal_action_mask, output.action_weights, 0.0)
-            summary = output.search_tree.summary()
-            action = output.action.astype(jnp.int32)
-            return SearchOutput(
-                action=action,
-                action_weights=weights,
-                value=summary.value,
-                tree=output.search_tree if self.return_tree else None,
-                action_value=take(summary.qvalues, action),
-            )
+            search_tree = gumbel.search_tree
         summary = search_tree.summary()
-        weights = jnp.where(states.legal_action_mask, summary.visit_probs, 0.0)
-        action = jnp.argmax(weights, axis=-1).astype(jnp.int32)
-        if self.forced_playouts:  # the move stays the most visited; the target is pruned
-            pruned = pruned_policy(
-                search_tree, self.forced_playouts, params.pb_c_init, params.pb_c_base,
-                self.qtransform,
-            )  # fmt: skip
-            weights = jnp.where(states.legal_action_mask, pruned, 0.0)
+        if gumbel is not None:  # sequential halving's move, the improved policy the target
+            action, policy = gumbel.action.astype(jnp.int32), gumbel.action_weights
+        else:  # PUCT: the most visited legal move, the visit shares the target
+            policy = jnp.where(states.legal_action_mask, summary.visit_probs, 0.0)
+            action = jnp.argmax(policy, axis=-1).astype(jnp.int32)
+            if self.forced_playouts:  # the move stays the most visited; the target is pruned
+                policy = pruned_policy(
+                    search_tree, self.forced_playouts, params.pb_c_init, params.pb_c_base,
+                    self.qtransform,
+                )  # fmt: skip
         return SearchOutput(
             action=action,
-            action_weights=weights,
+            action_weights=jnp.where(states.legal_action_mask, policy, 0.0),
             value=summary.value,
             tree=search_tree if self.return_tree else None,
             action_value=take(summary.qvalues, action),
@@ -290,7 +284,7 @@ class Search:
     def _grow(self, variables, key, root, invalid_actions, params, tree):
         """PUCT search from `tree` (mctx's `muzero_policy` and `search`, with the root taken
         from the tree where it holds one): the same keys, noise and steps as mctx, so an
-        empty tree gives mctx's own result (tests/test_tree_reuse.py)."""
+        empty tree gives mctx's own result (tests/core/test_tree_reuse.py)."""
         _, noise_key, key = jax.random.split(key, 3)
         batch_size = root.value.shape[0]
         carried = tree.node_visits[:, mctx.Tree.ROOT_INDEX] > 0

@@ -73,8 +73,44 @@ class PlayoutCap:
     cheap_search: Search
 
 
+@dataclasses.dataclass(frozen=True)
+class SelfPlayRules:
+    """How self-play chooses, plays, ends and labels its games (`run`'s keywords besides
+    `num_steps` and `write`). All static but `temperature_moves`."""
+
+    # k: for the first k plies of a game the move is sampled from the search policy
+    # (temperature 1), afterwards it is the policy's argmax (an int, or a [] int32 array).
+    temperature_moves: int | Array
+    # In the first k plies play the search's own `action` instead of sampling from its
+    # policy (Gumbel search, whose action already carries noise).
+    sample_search_action: bool = False
+    playout_cap: PlayoutCap | None = None  # None: every ply is a full, stored search
+    # Resignation (None: games are played out); `v_resign` adapts after each `run`.
+    resign: ResignRule | None = None
+    # w != 0 labels the positions of a drawn game with w times the game's `adjudicate` score
+    # of its last position instead of 0 (w < 0: a contempt for draws, the side ahead
+    # labelled as losing).
+    draw_adjudication: float = 0.0
+    # m > 0 ends a game as a win for the side whose `adjudicate` score is at least m both
+    # before and after a ply (a lead the reply did not win back). A self-play rule only:
+    # evaluations play by the game's rules.
+    win_adjudication: float = 0.0
+    # The share of moves played uniformly at random instead of the chosen one; the positions
+    # keep the search's policy as their target.
+    random_move_fraction: float = 0.0
+    # The share of games that restart from a handicap start (`game.handicap_init`). A
+    # self-play rule only, as `win_adjudication`.
+    handicap_starts: float = 0.0
+    # Compute the auxiliary targets of the games that end (`Ply.final`: `game.ownership` and
+    # `game.final_score` of the position each game ended in, by the rules, resignation or
+    # adjudication alike); the buffer has those fields.
+    label_ownership: bool = False
+    label_score: bool = False
+
+
 class SelfPlayOutput(NamedTuple):
-    """Statistics of a call."""
+    """Statistics of a call (the scan of `run` yields one per ply, its fields [T], which
+    the call sums, or averages for `root_value` and `carried_fraction`)."""
 
     num_labelled: Array  # [] int32 positions labelled (the plies of the games that ended)
     num_games: Array  # [] int32 games that ended in this call
@@ -131,36 +167,13 @@ def play_ply(
     state: SelfPlayState,
     tree,
     key: PRNGKey,
-    *,
-    temperature_moves,
-    sample_search_action: bool = False,
-    playout_cap: PlayoutCap | None = None,
-    resign: ResignRule | None = None,
-    draw_adjudication: float = 0.0,
-    win_adjudication: float = 0.0,
-    random_move_fraction: float = 0.0,
-    handicap_starts: float = 0.0,
-    label_ownership: bool = False,
-    label_score: bool = False,
+    rules: SelfPlayRules,
 ) -> tuple[SelfPlayState, Any, Ply]:
     """One ply in every slot [B]: restart finished games, search, choose and play a move
-    (or resign).
+    (or resign), by `rules`.
 
     Args:
       tree: with tree reuse, the trees [B] carried from the previous ply (else None).
-      draw_adjudication: w != 0 labels the positions of a drawn game with w times the
-        game's `adjudicate` score of its last position instead of 0 (static; w < 0: a
-        contempt for draws, the side ahead labelled as losing).
-      win_adjudication: m > 0 ends a game as a win for the side whose `adjudicate` score is
-        at least m both before and after a ply (a lead the reply did not win back; static).
-        A self-play rule only: evaluations play by the game's rules.
-      random_move_fraction: the share of moves played uniformly at random instead of the
-        chosen one (static); the positions keep the search's policy as their target.
-      handicap_starts: the share of games that restart from a handicap start
-        (`game.handicap_init`; static). A self-play rule only, as `win_adjudication`.
-      label_ownership, label_score: compute the auxiliary targets of the games that end
-        (`Ply.final`: `game.ownership` and `game.final_score` of the position each game
-        ended in, by the rules, resignation or adjudication alike; static).
 
     Returns:
       The next self-play state, the trees carried to the next ply, and the `Ply`.
@@ -168,51 +181,50 @@ def play_ply(
     batch_size = state.games.terminated.shape[0]
     reset_key, search_key, sample_key, cap_key, resign_key = jax.random.split(key, 5)
     restart = state.games.terminated
-    fresh = start_games(game, reset_key, batch_size, handicap_starts)
+    fresh = start_games(game, reset_key, batch_size, rules.handicap_starts)
     states = where_rows(restart, fresh, state.games)
     carried = jnp.zeros(batch_size, jnp.int32)
     if tree is not None:
         tree = tree.replace(node_visits=jnp.where(restart[:, None], 0, tree.node_visits))
         carried = tree.node_visits[:, 0]
 
-    def full_search(tree):
-        if tree is None:  # any searcher without reuse (tests pass plain functions)
-            return search(variables, states, search_key)
-        return search(variables, states, search_key, tree=tree)
-
+    playout_cap = rules.playout_cap
     if playout_cap is None:
         full = jnp.bool_(True)
-        output = full_search(tree)
+        output = search(variables, states, search_key, tree=tree)
     else:
         full = jax.random.uniform(cap_key) < playout_cap.full_fraction
         cheap = playout_cap.cheap_search.with_params(
             search.params.replace(dirichlet_fraction=0.0, gumbel_scale=0.0)
         )
-
-        def cheap_search(tree):
-            if tree is None:
-                return cheap(variables, states, search_key)
-            return cheap(variables, states, search_key, tree=tree)
-
-        output = jax.lax.cond(full, full_search, cheap_search, tree)
+        output = jax.lax.cond(
+            full,
+            lambda tree: search(variables, states, search_key, tree=tree),
+            lambda tree: cheap(variables, states, search_key, tree=tree),
+            tree,
+        )
     action = choose_action(
-        output, states, sample_key, temperature_moves, sample_search_action=sample_search_action
+        output,
+        states,
+        sample_key,
+        rules.temperature_moves,
+        sample_search_action=rules.sample_search_action,
     )
-    if random_move_fraction > 0:  # a key of its own, so that runs without it are unchanged
+    if rules.random_move_fraction > 0:  # a key of its own: runs without it are unchanged
         action = random_moves(
-            action, states, jax.random.fold_in(sample_key, 1), random_move_fraction
+            action, states, jax.random.fold_in(sample_key, 1), rules.random_move_fraction
         )
     next_games = jax.vmap(game.step)(states, action)
 
     resignation, resigned = state.resignation, jnp.zeros(batch_size, bool)
     if resignation is not None:
-        resignation = resignation_lib.restart(resignation, restart, resign, resign_key)
+        resignation = resignation_lib.restart(resignation, restart, rules.resign, resign_key)
         resignation, resigned, next_games = resignation_lib.resign(
-            resignation, states, next_games, output, resign
+            resignation, states, next_games, output, rules.resign
         )
     adjudicated = jnp.zeros(batch_size, bool)
-    if win_adjudication > 0:
-        next_games, adjudicated = adjudicate_wins(game, states, next_games, win_adjudication)
+    if rules.win_adjudication > 0:
+        next_games, adjudicated = adjudicate_wins(game, states, next_games, rules.win_adjudication)
 
     ended = next_games.terminated
     if state.stored is None:
@@ -224,30 +236,37 @@ def play_ply(
         tree = search.advance(output.tree, action)
     next_state = SelfPlayState(next_games, stored, resignation)
     targets = next_games.rewards
-    if draw_adjudication != 0:
+    if rules.draw_adjudication != 0:
         drawn = ended & jnp.all(next_games.rewards == 0, axis=-1)
-        scores = draw_adjudication * jax.vmap(game.adjudicate)(next_games)
+        scores = rules.draw_adjudication * jax.vmap(game.adjudicate)(next_games)
         targets = jnp.where(drawn[:, None], scores, targets)
-    rewards = next_games.rewards
     final = {}
-    if label_ownership:
+    if rules.label_ownership:
         final["ownership"] = jax.vmap(game.ownership)(next_games).astype(jnp.int8)
-    if label_score:
+    if rules.label_score:
         final["score"] = jax.vmap(game.final_score)(next_games)
     ply = Ply(
-        states,
-        output,
-        ended,
-        rewards,
-        targets,
-        lengths,
-        full,
-        carried,
-        resigned,
-        adjudicated,
-        final,
+        searched=states,
+        output=output,
+        ended=ended,
+        rewards=next_games.rewards,
+        targets=targets,
+        lengths=lengths,
+        full=full,
+        carried=carried,
+        resigned=resigned,
+        adjudicated=adjudicated,
+        final=final,
     )
     return next_state, tree, ply
+
+
+class _Carry(NamedTuple):
+    """What `run`'s scan carries from one ply to the next."""
+
+    state: SelfPlayState  # the games [B]
+    tree: Any  # with tree reuse the `mctx.Tree` [B, ...] of each slot's game, else None
+    buffer: ReplayBuffer
 
 
 def run(
@@ -259,17 +278,8 @@ def run(
     key: PRNGKey,
     *,
     num_steps: int,
-    temperature_moves,
-    sample_search_action: bool = False,
     write: Callable | None = None,
-    playout_cap: PlayoutCap | None = None,
-    resign: ResignRule | None = None,
-    draw_adjudication: float = 0.0,
-    win_adjudication: float = 0.0,
-    random_move_fraction: float = 0.0,
-    handicap_starts: float = 0.0,
-    label_ownership: bool = False,
-    label_score: bool = False,
+    **rules,
 ) -> tuple[SelfPlayState, ReplayBuffer, SelfPlayOutput]:
     """Plays `num_steps` plies (T) in every slot, writing each position to `buffer` and
     labelling the positions of the games that end.
@@ -283,50 +293,23 @@ def run(
       buffer: the replay buffer the positions go to.
       key: randomness of this call.
       num_steps: T, plies per call (static).
-      temperature_moves: for the first k plies of a game the move is sampled from the
-        search policy (temperature 1), afterwards it is the policy's argmax.
-      sample_search_action: in the first k plies play the search's own `action` instead of
-        sampling from its policy (Gumbel search, whose action already carries noise).
       write: `replay.write` with its static settings bound, sharded over the devices when
         there is a mesh (`steps.play_step` passes it); default: one unsharded ring.
-      playout_cap: playout cap randomization (None: every ply is a full, stored search).
-      resign: resignation (None: games are played out); `v_resign` adapts after the call.
-      draw_adjudication: labels drawn games by `game.adjudicate` (see `play_ply`).
-      win_adjudication: ends games one side leads by `game.adjudicate` (see `play_ply`).
-      random_move_fraction: the share of moves played at random (see `play_ply`).
-      handicap_starts: the share of games restarted from handicap starts (see `play_ply`).
-      label_ownership, label_score: label the positions of the games that end with their
-        final ownership and score too (see `play_ply`; the buffer has those fields).
+      **rules: the fields of `SelfPlayRules` (`temperature_moves` required).
     """
+    rules = SelfPlayRules(**rules)
     write = write or functools.partial(replay.write, max_length=game.max_episode_length)
     encode = jax.vmap(game.encode_observation)
     observe = jax.vmap(game.observe)
-    tree = search.empty_tree(state.games) if getattr(search, "tree_reuse", False) else None
 
-    def scan_ply(carry, ply_key):
-        state, tree, buffer = carry
+    def scan_ply(carry: _Carry, ply_key) -> tuple[_Carry, SelfPlayOutput]:
         state, tree, ply = play_ply(
-            game,
-            search,
-            variables,
-            state,
-            tree,
-            ply_key,
-            temperature_moves=temperature_moves,
-            sample_search_action=sample_search_action,
-            playout_cap=playout_cap,
-            resign=resign,
-            draw_adjudication=draw_adjudication,
-            win_adjudication=win_adjudication,
-            random_move_fraction=random_move_fraction,
-            handicap_starts=handicap_starts,
-            label_ownership=label_ownership,
-            label_score=label_score,
+            game, search, variables, carry.state, carry.tree, ply_key, rules
         )
         searched, output, ended, rewards = ply.searched, ply.output, ply.ended, ply.rewards
         final = (ply.final,) if ply.final else ()
         buffer, labelled = write(
-            buffer,
+            carry.buffer,
             encode(observe(searched)),
             output.action_weights,
             searched.current_player,
@@ -337,51 +320,33 @@ def run(
             output.value,
             *final,
         )
-        visits = jnp.maximum(ply.carried + getattr(search, "num_simulations", 1), 1)
-        stats = (
-            labelled,
-            jnp.sum(ended, dtype=jnp.int32),
-            jnp.sum(jnp.where(ended, searched.step_count + 1, 0), dtype=jnp.int32),
-            jnp.sum(ended & (rewards[:, 0] > 0), dtype=jnp.int32),
-            jnp.sum(ended & (rewards[:, 1] > 0), dtype=jnp.int32),
-            jnp.mean(output.value),
-            jnp.where(ply.full, searched.terminated.shape[0], 0).astype(jnp.int32),
-            ply.full.astype(jnp.int32),
-            jnp.mean(ply.carried / visits),
-            jnp.sum(ply.resigned, dtype=jnp.int32),
-            jnp.sum(ply.adjudicated, dtype=jnp.int32),
+        visits = jnp.maximum(ply.carried + search.num_simulations, 1)
+        stats = SelfPlayOutput(
+            num_labelled=labelled,
+            num_games=jnp.sum(ended, dtype=jnp.int32),
+            total_game_length=jnp.sum(
+                jnp.where(ended, searched.step_count + 1, 0), dtype=jnp.int32
+            ),
+            first_player_wins=jnp.sum(ended & (rewards[:, 0] > 0), dtype=jnp.int32),
+            second_player_wins=jnp.sum(ended & (rewards[:, 1] > 0), dtype=jnp.int32),
+            root_value=jnp.mean(output.value),
+            num_stored=jnp.where(ply.full, searched.terminated.shape[0], 0).astype(jnp.int32),
+            num_full_plies=ply.full.astype(jnp.int32),
+            carried_fraction=jnp.mean(ply.carried / visits),
+            num_resigned=jnp.sum(ply.resigned, dtype=jnp.int32),
+            num_adjudicated=jnp.sum(ply.adjudicated, dtype=jnp.int32),
         )
-        return (state, tree, buffer), stats
+        return _Carry(state, tree, buffer), stats
 
-    (state, _, buffer), stats = jax.lax.scan(
-        scan_ply, (state, tree, buffer), jax.random.split(key, num_steps)
+    tree = search.empty_tree(state.games) if search.tree_reuse else None
+    carry, per_ply = jax.lax.scan(
+        scan_ply, _Carry(state, tree, buffer), jax.random.split(key, num_steps)
     )
-    (
-        labelled,
-        ended,
-        lengths,
-        first_wins,
-        second_wins,
-        root_value,
-        stored,
-        full,
-        carried,
-        resigned,
-        adjudicated,
-    ) = stats
+    state = carry.state
     if state.resignation is not None:
-        state = state.replace(resignation=adapt_threshold(state.resignation, resign))
-    output = SelfPlayOutput(
-        num_labelled=jnp.sum(labelled),
-        num_games=jnp.sum(ended),
-        total_game_length=jnp.sum(lengths),
-        first_player_wins=jnp.sum(first_wins),
-        second_player_wins=jnp.sum(second_wins),
-        root_value=jnp.mean(root_value),
-        num_stored=jnp.sum(stored),
-        num_full_plies=jnp.sum(full),
-        carried_fraction=jnp.mean(carried),
-        num_resigned=jnp.sum(resigned),
-        num_adjudicated=jnp.sum(adjudicated),
+        state = state.replace(resignation=adapt_threshold(state.resignation, rules.resign))
+    output = jax.tree.map(jnp.sum, per_ply)._replace(
+        root_value=jnp.mean(per_ply.root_value),
+        carried_fraction=jnp.mean(per_ply.carried_fraction),
     )
-    return state, buffer, output
+    return state, carry.buffer, output

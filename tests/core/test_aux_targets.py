@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import ml_collections
 import numpy as np
 import pytest
-from conftest import tiny_config, uniform_search
+from conftest import scripted_search, tiny_config
 
 from azjax import games
 from azjax.apps import ablation
@@ -41,6 +41,10 @@ from azjax.core.networks import global_pooling_blocks, make_network
 from azjax.matches import agent as agent_lib
 from azjax.training import compiled, train
 from azjax.types import Batch, UserError
+
+# The options of self-play, search and the learner are checked in the slow set (CI runs
+# it): the quick tier (`pytest tests/games tests/core`) keeps the rules and the pipeline.
+pytestmark = pytest.mark.slow
 
 GO = games.make("go_9x9")
 SMALL = games.make("go_9x9", komi=5.0)
@@ -258,7 +262,7 @@ def test_selfplay_labels_each_game_with_its_final_ownership_and_score():
     run = functools.partial(
         selfplay.run,
         game,
-        uniform_search,
+        scripted_search(game),
         num_steps=plies,
         temperature_moves=0,
         label_ownership=True,
@@ -412,7 +416,6 @@ ALL_ON = {
 }
 
 
-@pytest.mark.slow  # two Go runs: 36 s
 def test_go_run_with_all_three_options_trains_and_resumes(tmp_path):
     config = go_config(**ALL_ON)
     workdir = tmp_path / "run"

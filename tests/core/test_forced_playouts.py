@@ -14,6 +14,10 @@ from azjax.core.networks import make_network
 from azjax.core.search import SearchParams, make_search, network_evaluator, qtransform_parent_value
 from azjax.types import UserError
 
+# The options of self-play, search and the learner are checked in the slow set (CI runs
+# it): the quick tier (`pytest tests/games tests/core`) keeps the rules and the pipeline.
+pytestmark = pytest.mark.slow
+
 K = 2.0
 C4 = games.make("connect_four")
 PARAMS = SearchParams(dirichlet_alpha=0.5, dirichlet_fraction=0.25)

@@ -9,6 +9,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from azjax import games
 from azjax.config import base_config, from_dict, to_json
@@ -18,6 +19,10 @@ from azjax.core.search import SearchParams, make_search, rollout_evaluator
 from azjax.core.steps import adapt_learning_rate
 from azjax.matches import arena
 from azjax.types import SearchOutput
+
+# The options of self-play, search and the learner are checked in the slow set (CI runs
+# it): the quick tier (`pytest tests/games tests/core`) keeps the rules and the pipeline.
+pytestmark = pytest.mark.slow
 
 TTT = games.make("tic_tac_toe")
 BATCH, STEPS = 8, 12

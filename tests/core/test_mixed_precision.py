@@ -20,6 +20,10 @@ from azjax.matches import agent as agent_lib
 from azjax.training import train as train_lib
 from azjax.types import Batch, UserError
 
+# The options of self-play, search and the learner are checked in the slow set (CI runs
+# it): the quick tier (`pytest tests/games tests/core`) keeps the rules and the pipeline.
+pytestmark = pytest.mark.slow
+
 
 class _ConvBN(nnx.Module):
     def __init__(self, features_in, features_out, kernel, *, rngs):
@@ -188,7 +192,6 @@ def test_bfloat16_learner_fits_a_fixed_batch():
     assert float(metrics["policy_loss"][-1] - metrics["target_entropy"][-1]) < 0.5
 
 
-@pytest.mark.slow  # 20 s
 def test_bfloat16_run_trains_and_loads_as_an_agent(tmp_path):
     config = tiny_config()
     config.network.dtype = "bfloat16"

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import tiny_config, uniform_search
+from conftest import scripted_search, tiny_config
 
 from azjax import games
 from azjax.config import build
@@ -47,17 +47,21 @@ def make_selfplay(game, search, *, batch_size, num_steps, temperature_moves, cap
     )
 
 
-def lowest_legal_search(params, states, key):
-    del params, key
+def lowest_legal(states, key):
+    del key
     action = jnp.argmax(states.legal_action_mask, axis=-1).astype(jnp.int32)
     weights = jax.nn.one_hot(action, TTT.num_actions)
     return SearchOutput(action=action, action_weights=weights, value=jnp.zeros(action.shape))
 
 
+LOWEST_LEGAL = scripted_search(TTT, lowest_legal)  # always the lowest legal move
+UNIFORM = scripted_search(TTT)  # a uniformly random legal move
+
+
 def test_value_targets_of_a_scripted_game_spanning_three_calls():
     # The ring holds exactly the running games' positions: 2 slots x 9 plies.
     selfplay = make_selfplay(
-        TTT, lowest_legal_search, batch_size=2, num_steps=3, temperature_moves=0, capacity=18
+        TTT, LOWEST_LEGAL, batch_size=2, num_steps=3, temperature_moves=0, capacity=18
     )
     run = jax.jit(selfplay.run)
     state, buffer = selfplay.init(jax.random.PRNGKey(0))
@@ -95,7 +99,7 @@ def play_log(batch_size, num_steps, calls, capacity, seed=0):
     state and the outputs of the calls."""
     selfplay = make_selfplay(
         TTT,
-        uniform_search,
+        UNIFORM,
         batch_size=batch_size,
         num_steps=num_steps,
         temperature_moves=9,
@@ -215,7 +219,7 @@ def test_draw_adjudication_labels_drawn_games_and_keeps_their_results():
     for weight in (0.0, 0.8, -0.8):
         buffer, output = play_calls(
             game,
-            uniform_search,
+            UNIFORM,
             batch_size=64,
             num_steps=9,
             calls=2,
@@ -259,7 +263,7 @@ def test_win_adjudication_ends_games_at_a_lead_that_outlasts_the_reply(margin):
     outputs = {}
     for game in (CenterTicTacToe(), MarksTicTacToe()):
         buffer, output = play_calls(
-            game, lowest_legal_search, batch_size=2, num_steps=9, win_adjudication=margin
+            game, LOWEST_LEGAL, batch_size=2, num_steps=9, win_adjudication=margin
         )
         outputs[type(game).__name__] = output, np.asarray(buffer.value)[:12]
     center, labels = outputs["CenterTicTacToe"]
@@ -282,7 +286,7 @@ def test_random_moves_replace_that_share_of_the_chosen_moves():
     first_moves, policies = {}, {}
     for fraction in (0.0, 0.3, 1.0):
         buffer, _ = play_calls(
-            TTT, lowest_legal_search, batch_size=512, num_steps=2, random_move_fraction=fraction
+            TTT, LOWEST_LEGAL, batch_size=512, num_steps=2, random_move_fraction=fraction
         )
         second = np.asarray(buffer.obs[512:1024]).reshape(512, 9, -1)  # O to move
         first_moves[fraction] = np.argmax(second[:, :, 1], axis=1)  # X's stones, O's view
@@ -319,11 +323,11 @@ def test_handicap_starts_start_that_share_of_the_games_and_restarts():
     ended = state.games.replace(terminated=jnp.arange(1000) % 2 == 0)
     state = state.replace(games=ended)
     play = jax.jit(
-        functools.partial(selfplay.play_ply, game, uniform_search, temperature_moves=0),
-        static_argnames="handicap_starts",
+        functools.partial(selfplay.play_ply, game, scripted_search(game)), static_argnames="rules"
     )
     for share in (0.0, 1.0):
-        _, _, ply = play(None, state, None, jax.random.PRNGKey(1), handicap_starts=share)
+        rules = selfplay.SelfPlayRules(temperature_moves=0, handicap_starts=share)
+        _, _, ply = play(None, state, None, jax.random.PRNGKey(1), rules=rules)
         board = np.asarray(ply.searched.board)
         assert (board[1::2] == 0).all()  # running games, untouched
         assert (board[0::2, 4] == share).all() and (np.abs(board[0::2]).sum(1) == share).all()

@@ -14,6 +14,10 @@ from azjax.core.evaluators import with_immediate_wins
 from azjax.core.search import SearchParams, make_search
 from azjax.types import UserError
 
+# The options of self-play, search and the learner are checked in the slow set (CI runs
+# it): the quick tier (`pytest tests/games tests/core`) keeps the rules and the pipeline.
+pytestmark = pytest.mark.slow
+
 # Tic-tac-toe, X to move wins at cell 2 (row) and at cell 8 (diagonal):
 #   X X .
 #   O X O

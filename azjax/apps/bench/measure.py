@@ -209,7 +209,7 @@ def measure_selfplay(setup: Setup, *, settings: Settings, key: PRNGKey, log: Cal
     def play(variables, state: selfplay.SelfPlayState, buffer, key: PRNGKey, hyper):
         return selfplay.run(
             pipeline.game,
-            functools.partial(pipeline.search, params=hyper.search),
+            pipeline.search.with_params(hyper.search),
             variables,
             state,
             buffer,
