@@ -10,14 +10,24 @@ and gcsfs read), the first cloud path also points tensorstore, which writes the 
 arrays, at it (`TENSORSTORE_GCS_HTTP_URL`, and a token an emulator accepts), unless those
 are set already.
 
-`FolderWatch` notices a local folder deleted under a run (checkpoints' folder).
+`read_json` reads the JSON files azjax did not write in this process (a run's config.json,
+a zoo agent's card, a tournament's settings): whatever is wrong with one is a one-line
+`UserError` naming it. `FolderWatch` notices a local folder deleted under a run
+(checkpoints' folder).
 """
 
+import json
 import logging
 import os
+import stat
 from pathlib import Path
 
 from azjax import extras
+from azjax.types import UserError
+
+# The largest JSON file `read_json` reads (a config, a card, a tournament's settings are
+# kilobytes): a larger one is refused rather than read into memory.
+JSON_LIMIT = 64 * 2**20
 
 _CONFIGURED: set[str] = set()
 
@@ -68,6 +78,74 @@ def read_text(path) -> str:
     """A file's text, undecodable bytes replaced (`Path.read_text(errors=...)` is not in
     epath's API)."""
     return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def read_regular(path, *, limit: int | None = None, what: str | None = None) -> bytes:
+    """The bytes of a file, opened only where it is a regular file: a FIFO (which would
+    block the read until a writer came), a device or a folder in its place is refused.
+
+    Args:
+      path: a `workdir_path` (a cloud object is read as it is: it is always a file).
+      limit: the most bytes accepted (None: no limit).
+      what: the file as the error names it (default: its path).
+
+    Raises:
+      FileNotFoundError: no such file (the caller says what it misses).
+      UserError: not a regular file, larger than `limit`, or unreadable; one line.
+    """
+    what = what or str(path)
+    if not is_local(path):
+        data = path.read_bytes()
+    else:
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise UserError(f"{what} is not a regular file")
+            # O_NONBLOCK: a FIFO put in the file's place since the check never blocks the open.
+            descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            with os.fdopen(descriptor, "rb") as stream:
+                if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                    raise UserError(f"{what} is not a regular file")
+                data = stream.read() if limit is None else stream.read(limit + 1)
+        except FileNotFoundError:
+            raise
+        except OSError as error:
+            raise UserError(f"cannot read {what}: {error.strerror or error}") from None
+    if limit is not None and len(data) > limit:
+        raise UserError(f"{what} is too large (over {limit} bytes)")
+    return data
+
+
+def parse_json(text: str | bytes, what: str):
+    """The JSON value of `text` (a file's, or a line of one, named `what` in errors).
+
+    Raises:
+      UserError: not JSON (or not UTF-8), nested too deeply for Python, or holding an
+        integer too long for Python to read; one line.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise UserError(f"{what} is corrupt: nested too deeply") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{what} is corrupt: not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise UserError(f"{what} is corrupt: {error}") from None
+    except ValueError as error:  # an integer of more digits than `int` reads (4300)
+        reason = str(error).split(";")[0]
+        raise UserError(f"{what} is corrupt: {reason}") from None
+
+
+def read_json(path, *, limit: int = JSON_LIMIT, what: str | None = None):
+    """The JSON value of a file azjax did not write in this process (a run's config.json, a
+    zoo agent's card.json, a tournament's settings): `read_regular` then `parse_json`.
+
+    Raises:
+      FileNotFoundError: no such file (the caller says what it misses).
+      UserError: anything else wrong with the file; one line naming it (`what`, default its
+        path).
+    """
+    what = what or str(path)
+    return parse_json(read_regular(path, limit=limit, what=what), what)
 
 
 def write_atomically(path, data: bytes, *, sync: bool = False) -> None:

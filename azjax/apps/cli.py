@@ -3,7 +3,7 @@
     azjax train --config connect_four --workdir runs/c4 \
         --config.search.num_simulations=32
     azjax train --workdir runs/c4 --config.train.num_iterations=600   # resume, go on longer
-    azjax train --config othello:cpu6 --print-config       # the config and its memory plan
+    azjax train --config othello:cpu6 --print-config       # the resolved config, at once
     azjax evaluate --workdir runs/c4 --opponent mcts:800 --games 200
     azjax play --workdir runs/c4
     azjax zoo                                               # the shipped trained agents
@@ -172,6 +172,7 @@ def _tournament(args) -> int:
         timeout=args.timeout,
         anchor=args.anchor,
         stop_on_signal=True,
+        trust_engines=args.trust_engines,
     )
     print(tournament.format_table(tournament.load_ratings(args.dir)))
     print(f"wrote {args.dir}/ratings.csv and {args.dir}/ratings.png")

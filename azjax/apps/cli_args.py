@@ -42,6 +42,15 @@ def _even_count(text: str) -> int:
 SIMULATIONS = _count(1, 1_000_000)
 
 
+def _agent_name(text: str) -> str:
+    """An argparse type: the name of a shipped agent (`--agent`, `--opponent-agent`)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected the name of a shipped agent (`azjax zoo --names`), got {text!r}"
+        )
+    return text
+
+
 def split_overrides(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     """Separates `--config.a.b=value` (or `--config.a.b value`) from the other arguments."""
     rest, overrides, index = [], {}, 0
@@ -67,15 +76,17 @@ def _agent_arguments(command, help: str) -> None:
     """`--workdir RUN` or `--agent NAME` (a shipped agent, `azjax zoo`): exactly one."""
     source = command.add_mutually_exclusive_group(required=True)
     source.add_argument("--workdir", help=help)
-    source.add_argument("--agent", metavar="NAME", help="a shipped agent (`azjax zoo --names`)")
+    source.add_argument(
+        "--agent", type=_agent_name, metavar="NAME", help="a shipped agent (`azjax zoo --names`)"
+    )
 
 
 def resolve_agent(args) -> None:
     """Folds `--agent NAME` (and serve's `--opponent-agent`) into `workdir` as `zoo:NAME`,
     which `agent.load_agent` reads."""
-    if getattr(args, "agent", None):
+    if getattr(args, "agent", None) is not None:
         args.workdir = f"zoo:{args.agent}"
-    if getattr(args, "opponent_agent", None):
+    if getattr(args, "opponent_agent", None) is not None:
         args.opponent_workdir = f"zoo:{args.opponent_agent}"
 
 
@@ -188,7 +199,11 @@ def parser() -> argparse.ArgumentParser:
         "--opponent-workdir", default=None, help="a second run: watch the two agents play"
     )
     serve.add_argument(
-        "--opponent-agent", default=None, metavar="NAME", help="a shipped agent as the second"
+        "--opponent-agent",
+        type=_agent_name,
+        default=None,
+        metavar="NAME",
+        help="a shipped agent as the second",
     )
     serve.add_argument("--simulations", type=SIMULATIONS, default=None)
     serve.add_argument("--port", type=_count(1, 65535), default=8000)
@@ -298,6 +313,11 @@ def parser() -> argparse.ArgumentParser:
         "--timeout", type=_count(1), default=60, help="seconds an engine may take per answer"
     )
     tournament.add_argument("--seed", type=_count(0), default=0)
+    tournament.add_argument(
+        "--trust-engines",
+        action="store_true",
+        help="run the outside engines (gtp:, uci:) that DIR's tournament.json names",
+    )
 
     from azjax.apps.ablation_args import add_parser as add_ablation  # noqa: PLC0415
     from azjax.apps.sweeps.arguments import add_parser as add_sweep  # noqa: PLC0415

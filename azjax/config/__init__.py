@@ -36,6 +36,7 @@ from azjax.config.keys import (  # noqa: F401
 # The defaults and the CPU and accelerator recipes, re-exported (`config.base_config`).
 from azjax.config.recipes import accelerator_config, base_config, cpu_config
 from azjax.config.schema import _game_parameters, flatten, parse_opponent_spec, validate
+from azjax.paths import read_json
 from azjax.types import UserError
 
 __all__ = [
@@ -210,10 +211,10 @@ def read_config_file(path: str | Path) -> ml_collections.ConfigDict:
     """
     path = path if hasattr(path, "read_text") else Path(path)  # keeps a gs:// epath.Path
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)  # a damaged file (deep nesting, huge numbers): one line
     except FileNotFoundError:
         raise UserError(f"{path} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except OSError as error:  # a cloud object that cannot be read
         raise UserError(f"{path} is corrupt: {error}") from None
     return from_dict(data, source=str(path))
 
@@ -228,24 +229,28 @@ def from_dict(data, *, source: str) -> ml_collections.ConfigDict:
     if not isinstance(data, dict) or not data:
         raise UserError(f"{source} is corrupt: not an azjax config (a JSON object of settings)")
     defaults = flatten(base_config().to_dict(), keep_tuples=True)
-    for key in ADDED_KEYS:
-        group, field = key.split(".")
-        if isinstance(data.get(group), dict):
-            data[group].setdefault(field, OLD_VALUES[key] if key in OLD_VALUES else defaults[key])
-    for key, value in flatten(data).items():
-        if isinstance(defaults.get(key), tuple) and isinstance(value, list):
-            group, _, field = key.rpartition(".")
-            node = data
-            for part in group.split(".") if group else []:
-                node = node[part]
-            node[field] = tuple(value)
     try:
+        for key in ADDED_KEYS:
+            group, field = key.split(".")
+            if isinstance(data.get(group), dict):
+                old = OLD_VALUES[key] if key in OLD_VALUES else defaults[key]
+                data[group].setdefault(field, old)
+        for key, value in flatten(data).items():
+            if isinstance(defaults.get(key), tuple) and isinstance(value, list):
+                group, _, field = key.rpartition(".")
+                node = data
+                for part in group.split(".") if group else []:
+                    node = node[part]
+                node[field] = tuple(value)
         config = ml_collections.ConfigDict(data)
         validate(config)
     except UserError as error:
         raise UserError(f"{source} is not a valid azjax config: {error}") from None
+    except RecursionError:  # nested deeper than Python's stack, yet read as JSON
+        raise UserError(f"{source} is corrupt: nested too deeply") from None
     except Exception as error:
-        raise UserError(f"{source} is corrupt: {error}") from None
+        reason = (str(error).splitlines() or [type(error).__name__])[0]
+        raise UserError(f"{source} is corrupt: {reason}") from None
     return config
 
 

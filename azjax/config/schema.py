@@ -42,16 +42,21 @@ def _game_parameters(config: ml_collections.ConfigDict) -> dict[str, inspect.Par
     }
 
 
+# The largest seed: the PRNG keys take a signed 64-bit seed, and a run draws keys from
+# `seed + 1` and `seed + 2` too (evaluation, gating); 2**62 leaves room for those.
+MAX_SEED = 2**62
+# The most simulations a search, or an `mcts:N` or `ladder:N` opponent, may run per move.
+MAX_SIMULATIONS = 1_000_000
 # Every config key with its check: (kind, low, high, low_open). `int`/`float` ranges are
 # inclusive unless low_open; None means unbounded.
 _NUMBERS = {
-    "seed": (int, 0, None, False),
+    "seed": (int, 0, MAX_SEED, False),
     "network.channels": (int, 1, 4096, False),
     "network.num_blocks": (int, 0, 256, False),
     "network.policy_channels": (int, 1, 256, False),
     "network.value_channels": (int, 1, 256, False),
     "network.value_hidden": (int, 1, 65536, False),
-    "search.num_simulations": (int, 1, 1_000_000, False),
+    "search.num_simulations": (int, 1, MAX_SIMULATIONS, False),
     "search.dirichlet_alpha": (float, 0.0, None, True),
     "search.dirichlet_fraction": (float, 0.0, 1.0, False),
     "search.pb_c_init": (float, 0.0, None, False),
@@ -64,7 +69,7 @@ _NUMBERS = {
     "selfplay.num_steps": (int, 1, None, False),
     "selfplay.temperature_moves": (int, 0, None, False),
     "selfplay.full_search_fraction": (float, 0.0, 1.0, True),
-    "selfplay.cheap_simulations": (int, 1, 1_000_000, False),
+    "selfplay.cheap_simulations": (int, 1, MAX_SIMULATIONS, False),
     "selfplay.resign_threshold": (float, -1.0, 1.0, False),
     "selfplay.resign_check_fraction": (float, 0.0, 1.0, False),
     "selfplay.resign_false_positives": (float, 0.0, 1.0, False),
@@ -97,7 +102,7 @@ _NUMBERS = {
     "train.gating_threshold": (float, 0.0, 1.0, True),
     "eval.every": (int, 0, None, False),
     "eval.num_games": (int, 2, None, False),
-    "eval.num_simulations": (int, 1, 1_000_000, False),
+    "eval.num_simulations": (int, 1, MAX_SIMULATIONS, False),
 }
 _CHOICES = {
     "network.dtype": ("float32", "bfloat16"),
@@ -144,7 +149,16 @@ def _check_number(key: str, value, kind, low, high, low_open: bool) -> None:
     below = value <= low if low_open else value < low
     if below or (high is not None and value > high):
         interval = ("(" if low_open else "[") + f"{low}, " + (f"{high}]" if high else "inf)")
-        raise UserError(f"config key {key!r} must be in {interval}, got {value!r}")
+        raise UserError(f"config key {key!r} must be in {interval}, got {_shown(value)}")
+
+
+def _shown(value) -> str:
+    """A number as an error shows it: an integer of more than 30 digits by its length
+    (Python refuses to print one of over 4300)."""
+    if isinstance(value, int) and abs(value) >= 10**30:
+        digits = int(abs(value).bit_length() * math.log10(2)) + 1
+        return f"{'-' if value < 0 else ''}an integer of about {digits} digits"
+    return repr(value)
 
 
 def validate(config: ml_collections.ConfigDict) -> None:
@@ -268,6 +282,15 @@ def selfplay_game_kwargs(config: ml_collections.ConfigDict) -> dict:
     return {**dict(config.game_kwargs), **dict(config.selfplay.game_kwargs)}
 
 
+def parse_simulations(text: str) -> int | None:
+    """The simulations of an `mcts:N` or `ladder:N` spec: N in ASCII digits, 1 to
+    `MAX_SIMULATIONS`; None for anything else."""
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_SIMULATIONS)):
+        return None
+    count = int(text)
+    return count if 1 <= count <= MAX_SIMULATIONS else None
+
+
 def parse_opponent_spec(spec: str) -> tuple[str, object]:
     """Parses an opponent spec into (kind, argument): 'random', 'minimax', 'mcts:N',
     'ladder:N' (pure MCTS from N simulations, N more after each evaluation the agent won
@@ -279,12 +302,13 @@ def parse_opponent_spec(spec: str) -> tuple[str, object]:
         return spec, None
     for kind in ("mcts", "ladder"):
         if spec.startswith(f"{kind}:"):
-            count = spec.split(":", 1)[1]
-            if not count.isdigit() or int(count) <= 0:
+            count = parse_simulations(spec.split(":", 1)[1])
+            if count is None:
                 raise UserError(
-                    f"bad opponent {spec!r}: {kind}:N needs a positive number of simulations"
+                    f"bad opponent {spec!r}: {kind}:N needs a positive number of simulations "
+                    f"(at most {MAX_SIMULATIONS})"
                 )
-            return kind, int(count)
+            return kind, count
     if spec.startswith(("gtp:", "uci:")):
         return "engine", parse_engine_spec(spec)
     if spec.startswith("workdir:"):

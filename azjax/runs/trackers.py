@@ -33,7 +33,7 @@ import jax
 
 from azjax import config as config_lib
 from azjax import extras
-from azjax.paths import copy_tree, is_local, workdir_path
+from azjax.paths import copy_tree, is_local, read_json, workdir_path
 from azjax.config.schema import LOGGERS
 from azjax.types import UserError
 
@@ -201,7 +201,7 @@ def open_trackers(config, workdir, resume_iteration: int, *, tensorboard: bool =
     if "tensorboard" in loggers and tensorboard:
         trackers.append(TensorBoard(workdir, resume_iteration, config))
     ids_path = workdir_path(workdir) / IDS_FILE
-    ids = json.loads(ids_path.read_text()) if ids_path.exists() else {}
+    ids = read_json(ids_path) if ids_path.exists() else {}
     opened = dict(ids)
     for name, kind in (("wandb", Wandb), ("mlflow", Mlflow)):
         if name in loggers:

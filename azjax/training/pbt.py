@@ -29,6 +29,7 @@ import numpy as np
 from azjax.config import TUNABLE_KEYS
 from azjax.config.schema import _NUMBERS
 from azjax.matches.ratings import anchors
+from azjax.paths import parse_json
 from azjax.types import UserError
 
 
@@ -181,7 +182,8 @@ def read_decisions(workdir: str | Path, up_to: int | None = None) -> list[dict]:
     path = Path(workdir) / "pbt.jsonl"
     if not path.exists():
         return []
-    decisions = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    lines = path.read_text().splitlines()
+    decisions = [parse_json(line, str(path)) for line in lines if line.strip()]
     return [d for d in decisions if up_to is None or d["iteration"] <= up_to]
 
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import REPO, TESTS, subprocess_env, tiny_config
 
-from azjax.apps import cli, cli_train
+from azjax.apps import cli, cli_train, serve
 from azjax.training import train as train_lib
 
 
@@ -178,6 +178,28 @@ def test_bad_opponent_and_games(capsys, trained):
         capsys, ["evaluate", "--workdir", str(trained), "--opponent", "mcts:x"], "mcts:N"
     )
     assert_user_error(capsys, ["evaluate", "--workdir", str(trained), "--games", "7"], "even")
+
+
+@pytest.mark.parametrize("command", ["play", "evaluate", "selfplay", "gtp", "uci", "serve"])
+@pytest.mark.parametrize("name", ["", "  "])
+def test_an_empty_agent_name_is_a_user_error(capsys, command, name):
+    assert_user_error(
+        capsys, [command, "--agent", name], "argument --agent", "the name of a shipped agent"
+    )
+
+
+def test_an_empty_opponent_agent_is_a_user_error(capsys, monkeypatch, trained):
+    def served(*args, **kwargs):
+        raise AssertionError("served a game without the opponent")
+
+    monkeypatch.setattr(serve, "run", served)
+    for name in ("", " "):
+        assert_user_error(
+            capsys,
+            ["serve", "--workdir", str(trained), "--opponent-agent", name],
+            "argument --opponent-agent",
+            "the name of a shipped agent",
+        )
 
 
 def test_evaluate_prints_results_with_interval(capsys, trained):

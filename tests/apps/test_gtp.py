@@ -28,7 +28,7 @@ from sgfmill import boards
 from sgfmill import sgf as sgfmill
 
 from azjax.apps import cli
-from azjax.apps.protocols import gtp, gtp_analysis, gtp_extensions
+from azjax.apps.protocols import gtp, gtp_analysis, gtp_extensions, gtp_io
 from azjax.matches import agent as agent_lib
 
 # One entry per compilation of the search of the `engine` fixture: komi is a field of the
@@ -676,6 +676,47 @@ def test_gtp_command_survives_bytes_that_are_not_utf8(go_run):
     )
     assert result.returncode == 0, result.stderr.decode(errors="replace")
     assert result.stdout.decode() == RAW_RESPONSES + "=5\n\n"
+
+
+# A number of 100,000 digits that a letter ends: a regex of overlapping quantifiers took
+# minutes to refuse it (quadratic backtracking).
+LONG_NUMBER = "1" * 100_000 + "x"
+
+
+@pytest.mark.timeout(60)  # a guard only: the answers come at once
+def test_long_numbers_get_errors_at_once(engine):
+    assert ask(engine, "clear_board") == "=\n\n"
+    assert ask(engine, f"komi {LONG_NUMBER}") == "? komi not a float\n\n"
+    assert ask(engine, f"lz-analyze {LONG_NUMBER}") == "? cannot parse analyze tags\n\n"
+    for tag in (f"interval {LONG_NUMBER}", f"b {LONG_NUMBER} minmoves 2"):
+        assert ask(engine, f"kata-analyze {tag}") == "? cannot parse analyze tags\n\n"
+
+
+def padded(command: str, length: int) -> str:
+    """`command` as an input line of `length` bytes before its newline."""
+    return command.ljust(length) + "\n"
+
+
+@pytest.mark.timeout(60)
+def test_lines_over_the_limit_get_an_error_and_the_engine_goes_on(engine):
+    too_long = f" input line longer than {gtp_io.MAX_LINE} bytes\n\n"
+    text = f"1 komi {LONG_NUMBER}\n2 name\n{LONG_NUMBER}\n"
+    text += padded("3 name", gtp_io.MAX_LINE) + padded("4 name", gtp_io.MAX_LINE + 1)
+    text += padded("5 name", gtp_io.MAX_LINE - 1) + f"6 {LONG_NUMBER}"  # the last: no newline
+    expected = f"?1{too_long}=2 azjax\n\n?{too_long}=3 azjax\n\n?4{too_long}=5 azjax\n\n"
+    expected += f"?6{too_long}"
+    for stdin in (io.BytesIO(text.encode()), io.StringIO(text)):  # bytes, and a text stream
+        stdout = io.StringIO()
+        assert gtp.serve(engine, stdin, stdout) == 0
+        assert stdout.getvalue() == expected
+
+
+@pytest.mark.timeout(60)
+def test_loadsgf_of_a_long_komi_gets_an_error_at_once(engine, tmp_path):
+    path = tmp_path / "komi.sgf"
+    path.write_text(f"(;GM[1]FF[4]SZ[9]KM[{LONG_NUMBER[:60_000]}x])")
+    shown = "1" * 37 + "..."
+    assert ask(engine, f"loadsgf {path}") == f"? cannot load file: KM[{shown}] is not a komi\n\n"
 
 
 # Well-formed commands of `gtp_extensions` among the fuzz test's lines (all of them also come

@@ -6,6 +6,7 @@ checks against other sites' pages, and half-sent or abandoned requests over raw 
 import json
 import logging
 import random
+import signal
 import socket
 import subprocess
 import time
@@ -38,7 +39,7 @@ def _play_out(client, game, *, rng, human_side, max_plies):
 
 
 # Tic-tac-toe and Connect Four in the default suite, the other four in the slow set (CI):
-# each game's server compiles its agent's search, 51 s for those four (docs/testing.md).
+# each game's server compiles its agent's search (docs/testing.md).
 @pytest.mark.parametrize(
     "game", marked(GAMES, slow=[g for g in GAMES if g not in ("tic_tac_toe", "connect_four")])
 )
@@ -481,3 +482,71 @@ def test_a_client_that_leaves_mid_body_is_one_log_line(served):
     for record in records.records:
         assert record.exc_info is None and "\n" not in record.getMessage()
         assert "left before sending the whole body of POST /api/games" in record.getMessage()
+
+
+# Chunked bodies that h11 cannot read, in one packet with a head that the guard refuses
+# (415: not JSON) or lets through: uvicorn answers 400 and closes before the application runs.
+MALFORMED_CHUNKED = [
+    ("text/plain", b"zz\r\n"),
+    ("application/json", b"zz\r\n"),
+    ("application/json", b'5\r\n{"a":\r\nzz\r\n'),
+]
+
+
+def _malformed_chunked(port: int, content_type: str, body: bytes) -> bytes:
+    head = (
+        f"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Content-Type: {content_type}\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def test_malformed_chunked_bodies_get_a_400_and_log_no_traceback(served):
+    client = Client(served("tic_tac_toe"))
+    records = _Records()
+    uvicorn_log = logging.getLogger("uvicorn.error")
+    uvicorn_log.addHandler(records)
+    try:
+        for content_type, body in MALFORMED_CHUNKED:
+            request = _malformed_chunked(client.port, content_type, body)
+            status_line, _ = _raw_exchange(client, request)
+            assert status_line in (b"", b"HTTP/1.1 400 Bad Request"), status_line
+        # One warning for each, and one more for each body the guard was reading.
+        deadline = time.monotonic() + 30
+        while len(records.records) < 5 and time.monotonic() < deadline:  # a bounded wait
+            time.sleep(0.05)
+        assert client.ok("GET", "/api/info")
+    finally:
+        uvicorn_log.removeHandler(records)
+    messages = [record.getMessage() for record in records.records]
+    assert messages.count("Invalid HTTP request received.") == 3, messages
+    for record in records.records:
+        assert record.levelno == logging.WARNING and record.exc_info is None, messages
+        assert "\n" not in record.getMessage()
+
+
+@pytest.mark.timeout(300)
+def test_serve_prints_its_address_once_it_listens(web_runs):
+    """The address line comes once a connection can be made; a malformed request then
+    leaves no traceback on stderr."""
+    with socket.socket() as probe:  # a free port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [PYTHON, "-m", "azjax.apps.cli", "serve", "--workdir", str(web_runs("tic_tac_toe")),
+         "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env(),
+    )  # fmt: skip
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("azjax serve: ") and line.endswith(f":{port}/\n"), line
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:  # at once
+            connection.sendall(_malformed_chunked(port, *MALFORMED_CHUNKED[0]))
+            status_line = _read_until_closed(connection).partition(b"\r\n")[0]
+        assert status_line in (b"", b"HTTP/1.1 400 Bad Request"), status_line
+        assert Client(f"http://127.0.0.1:{port}/").ok("GET", "/api/info")
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    assert "Traceback" not in stderr and "Exception" not in stderr, stderr
+    assert stderr.strip().splitlines() == ["WARNING:  Invalid HTTP request received."], stderr

@@ -234,6 +234,18 @@ def test_parse_game_errors(text, message):
         sgf.parse_game(text)
 
 
+@pytest.mark.timeout(60)  # a guard only: a quadratic match of KM took minutes
+def test_long_values_are_refused_at_once_and_shown_short():
+    for value in ("1" * 100_000 + "x", "1" * 100_000, "." + "5" * 100_000 + "e"):
+        with pytest.raises(sgf.SgfError) as error:
+            sgf.parse_game(f"(;SZ[9]KM[{value}])")
+        assert str(error.value) == f"KM[{value[:37]}...] is not a komi"
+    with pytest.raises(sgf.SgfError, match=re.escape(f"SZ[{'9' * 37}...]")):
+        sgf.parse_game("(;SZ[" + "9" * 5000 + "])")
+    with pytest.raises(sgf.SgfError, match=re.escape(f"B[{'a' * 37}...] is not a point")):
+        sgf.parse_game(f"(;SZ[9];B[{'a' * 5000}])")
+
+
 def test_match_records_comment_moves_with_searched_values(go, random_match):
     result = random_match
     values = np.linspace(-1, 1, result.actions.size).reshape(result.actions.shape)  # [T, G]

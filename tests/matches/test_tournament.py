@@ -299,3 +299,128 @@ def test_xiangqi_series_against_fairy_stockfish_through_uci(xiangqi_run, tmp_pat
     assert sorted(g["a_first"] for g in games) == [False, True]
     # Not asserted: who wins. Fairy-Stockfish mated the untrained agent in every game seen.
     assert set(ratings.players) == {f"{xiangqi_run}@0", spec}
+
+
+def one_line_error(capsys, argv) -> str:
+    status = cli.main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("azjax: error: "), err
+    return err
+
+
+@pytest.mark.parametrize(
+    "spec", ["mcts:99999999999999999999", "mcts:1000001", "mcts:" + "9" * 5000, "mcts:²"]
+)
+def test_a_bad_player_spec_writes_nothing(tmp_path, capsys, spec):
+    directory = tmp_path / "t"
+    argv = ["tournament", "--dir", directory, "--game", "tic_tac_toe", "--players", "random", spec]
+    err = one_line_error(capsys, argv)
+    assert "bad player" in err or "not a run directory" in err, err
+    assert not directory.exists()  # the folder is not spoilt: the next run starts afresh
+
+
+def test_a_bad_directory_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file").write_text("")
+    base = ["tournament", "--game", "tic_tac_toe", "--players", "random", "mcts:2", "--games", "2"]
+    for directory, said in [
+        ("", "the tournament directory is empty"),
+        ("   ", "the tournament directory is empty"),
+        (tmp_path / "file", "is a file"),
+        (tmp_path / "file" / "t", "cannot make the tournament directory"),
+    ]:
+        assert said in one_line_error(capsys, [*base, "--dir", directory])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # nothing in the cwd
+
+
+SETTINGS = {
+    "game": {"name": "tic_tac_toe", "kwargs": {}},
+    "players": {
+        "random": {"name": "random", "kind": "baseline", "run": None, "step": None,
+                   "simulations": None, "deterministic": False},
+        "mcts:2": {"name": "mcts:2", "kind": "baseline", "run": None, "step": None,
+                   "simulations": None, "deterministic": False},
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "file, text, said",
+    [
+        ("tournament.json", "[" * 100_000, "nested too deeply"),
+        ("tournament.json", '{"players": {}, "n": 1' + "0" * 5000 + "}", "4300 digits"),
+        ("tournament.json", '{"players": [], "game": 1}', "not a tournament's settings"),
+        ("tournament.json", json.dumps({**SETTINGS, "game": ["go"]}), "not a tournament's"),
+        ("games.jsonl", "[" * 100_000 + "\n", "nested too deeply"),
+        ("games.jsonl", '{"a": "random", "plies": 1' + "0" * 5000 + "}\n", "4300 digits"),
+        ("games.jsonl", '{"a": "random", "b": "mcts:2", "score_a": 1e400, "a_first": true, '
+                        '"plies": 3}\n', "line 1 is not a game record"),
+    ],
+    ids=["settings nested 100,000 deep", "settings with a 5,000-digit integer",
+         "settings not a tournament's", "settings with a bad game", "a game nested deep",
+         "a game with a 5,000-digit integer", "an infinite score"],
+)  # fmt: skip
+def test_damaged_tournament_files_are_one_line(tmp_path, capsys, file, text, said):
+    directory = tmp_path / "t"
+    directory.mkdir()
+    (directory / "tournament.json").write_text(json.dumps(SETTINGS))
+    (directory / file).write_text(text)
+    err = one_line_error(capsys, ["tournament", "--dir", directory, "--games", "2"])
+    assert said in err and file in err, err
+
+
+@pytest.mark.parametrize(
+    "player",
+    [
+        {"name": "mcts:99999999999999999999", "kind": "baseline"},
+        {"name": "mcts:2", "kind": "baseline", "deterministic": "no"},
+        {"name": "run", "kind": "checkpoint", "run": "run", "step": -1, "simulations": 2},
+        {"name": "x", "kind": "wizard"},
+        ["not", "a", "record"],
+    ],
+)
+def test_a_damaged_player_record_is_one_line(tmp_path, capsys, player):
+    directory = tmp_path / "t"
+    directory.mkdir()
+    settings = {**SETTINGS, "players": {**SETTINGS["players"], "bad": player}}
+    (directory / "tournament.json").write_text(json.dumps(settings))
+    err = one_line_error(capsys, ["tournament", "--dir", directory, "--games", "2"])
+    assert "damaged" in err, err
+    assert not (directory / "games.jsonl").exists()
+
+
+def test_an_engine_named_only_by_the_settings_never_runs(tmp_path, capsys):
+    """A received tournament folder whose settings name `gtp:"touch FILE"`: re-rating it
+    runs nothing unless the command line gives that engine or --trust-engines."""
+    marker = tmp_path / "ran"
+    engine = f'gtp:"touch {marker}"'
+    directory = tmp_path / "t"
+    directory.mkdir()
+    settings = {
+        "game": {"name": "go_9x9", "kwargs": {}},
+        "players": {
+            "random": SETTINGS["players"]["random"],
+            engine: {**SETTINGS["players"]["random"], "name": engine, "kind": "engine"},
+        },
+    }
+    (directory / "tournament.json").write_text(json.dumps(settings))
+    err = one_line_error(capsys, ["tournament", "--dir", directory, "--games", "2"])
+    assert engine in err and "--players" in err and "--trust-engines" in err, err
+    assert not marker.exists() and not (directory / "games.jsonl").exists()
+
+
+@pytest.mark.slow  # a Go game's step compiles
+@pytest.mark.parametrize("allow", ["--players", "--trust-engines"])
+def test_an_engine_runs_when_the_command_line_says_so(tmp_path, capsys, allow):
+    marker = tmp_path / "ran"
+    engine = f'gtp:"touch {marker}"'
+    directory = tmp_path / "t"
+    argv = ["tournament", "--dir", str(directory), "--game", "go_9x9"]
+    assert cli.main([*argv, "--games", "1", "--players", "random", engine]) == 0
+    assert marker.exists()  # the engine given on the command line ran (and lost: it quit)
+    marker.unlink()
+    extra = ["--players", "random", engine] if allow == "--players" else ["--trust-engines"]
+    assert cli.main([*argv, "--games", "2", *extra]) == 0  # the second game
+    assert marker.exists()
+    capsys.readouterr()

@@ -1,7 +1,12 @@
 """The zoo: agents shipped inside the package load, play and beat random; a run exports to
 one and every command that takes an agent takes `--agent NAME` / `zoo:NAME`."""
 
+import io
 import json
+import os
+import pickle
+import shutil
+import zipfile
 
 import jax
 import numpy as np
@@ -12,6 +17,7 @@ from azjax.apps import cli
 from azjax.matches import arena, tournament, zoo
 from azjax.matches.agent import load_agent, make_opponent
 from azjax.matches.zoo import export as zoo_export
+from azjax.types import UserError
 
 
 @pytest.fixture
@@ -159,3 +165,150 @@ def test_rate_from_a_tournament_puts_its_games_on_the_card(tiny_zoo, tmp_path, c
     (directory / "tournament.json").write_text(json.dumps(settings))
     assert cli.main(args) == 2
     assert "played at 2 simulations" in capsys.readouterr().err
+
+
+# Damaged agents: every damage is one line naming the agent and the file, never a traceback
+# or a hang (a FIFO in a file's place is never opened), and the listing shows the others.
+
+
+@pytest.fixture
+def shipped_copy(tmp_path, monkeypatch):
+    """A zoo in a temporary folder holding a copy of the shipped Tic-tac-toe agent."""
+    folder = tmp_path / "zoo" / "tic_tac_toe"
+    shutil.copytree(zoo.AGENTS / "tic_tac_toe", folder)
+    monkeypatch.setattr(zoo, "AGENTS", tmp_path / "zoo")
+    return folder
+
+
+def _replace(path, make) -> None:
+    if path.is_dir():
+        path.rmdir()
+    elif path.exists():
+        path.unlink()
+    make(path)
+
+
+def _first_array(path) -> tuple[dict, str]:
+    with np.load(path) as stored:
+        arrays = dict(stored)
+    return arrays, sorted(arrays)[0]
+
+
+def _object_array(path) -> None:
+    arrays, first = _first_array(path)
+    arrays[first] = np.array([{"pickled": True}] * arrays[first].size, dtype=object)
+    np.savez(path, **arrays)
+
+
+def _padded_member(path) -> None:
+    """The first array stored with 1 MiB more bytes than its shape holds."""
+    arrays, first = _first_array(path)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for key, value in arrays.items():
+            padding = b"\0" * 2**20 if key == first else b""
+            archive.writestr(f"{key}.npy", _npy(value) + padding)
+
+
+def _npy(array) -> bytes:
+    stream = io.BytesIO()
+    np.save(stream, array)
+    return stream.getvalue()
+
+
+def _wrong_shape(path) -> None:
+    arrays, first = _first_array(path)
+    arrays[first] = np.zeros((3, 5), arrays[first].dtype)
+    np.savez_compressed(path, **arrays)
+
+
+COMMON_DAMAGES = {
+    "missing": lambda path: path.unlink(),
+    "empty": lambda path: path.write_bytes(b""),
+    "truncated": lambda path: path.write_bytes(path.read_bytes()[: path.stat().st_size // 2]),
+    "a directory": lambda path: _replace(path, lambda p: p.mkdir()),
+    "a FIFO": lambda path: _replace(path, os.mkfifo),
+}
+CARD_DAMAGES = {
+    "nested 100,000 deep": lambda path: path.write_text("[" * 100_000),
+    "a 5,000-digit integer": lambda path: path.write_text(
+        path.read_text().replace('"iteration": 60', '"iteration": 1' + "0" * 4999)
+    ),
+    "not an object": lambda path: path.write_text("[1, 2]"),
+    "a bad field": lambda path: path.write_text(
+        path.read_text().replace('"iteration": 60', '"iteration": "sixty"')
+    ),
+    "a rating without its score": lambda path: path.write_text(
+        path.read_text().replace('"score": 0.5,', "")
+    ),
+}
+PARAMS_DAMAGES = {
+    "a pickle": lambda path: path.write_bytes(pickle.dumps({"params": [1.0, 2.0]})),
+    "an object array": _object_array,
+    "an array larger than its shape": _padded_member,
+    "an array of another shape": _wrong_shape,
+    "an .npy file": lambda path: path.write_bytes(_npy(np.zeros(3))),
+}
+DAMAGES = [
+    (file, name, damage)
+    for file, damages in [
+        ("card.json", {**COMMON_DAMAGES, **CARD_DAMAGES}),
+        ("params.npz", {**COMMON_DAMAGES, **PARAMS_DAMAGES}),
+        ("config.json", COMMON_DAMAGES),
+    ]
+    for name, damage in damages.items()
+]
+
+
+@pytest.mark.timeout(120)  # a FIFO opened would block forever
+@pytest.mark.parametrize(
+    "file, damage", [(file, damage) for file, _, damage in DAMAGES],
+    ids=[f"{file}: {name}" for file, name, _ in DAMAGES],
+)  # fmt: skip
+def test_a_damaged_agent_is_one_line_naming_it(shipped_copy, capsys, file, damage):
+    damage(shipped_copy / file)
+    with pytest.raises(UserError) as raised:
+        load_agent("zoo:tic_tac_toe")
+    message = str(raised.value)
+    assert "\n" not in message and "tic_tac_toe" in message and file in message, message
+    # The command line: one line, status 2 (the agent is loaded before any game is played).
+    assert cli.main(["zoo", "--rate", "tic_tac_toe", "--opponents", "random"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("azjax: error: zoo agent tic_tac_toe") and err.count("\n") == 1, err
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("damage", ["a FIFO", "nested 100,000 deep", "a bad field"])
+def test_the_listing_shows_good_agents_and_a_line_per_damaged_one(shipped_copy, capsys, damage):
+    shutil.copytree(shipped_copy, shipped_copy.parent / "broken")
+    (shipped_copy.parent / "broken" / "card.json").write_text(
+        (shipped_copy / "card.json").read_text().replace('"tic_tac_toe"', '"broken"', 1)
+    )
+    {**COMMON_DAMAGES, **CARD_DAMAGES}[damage](shipped_copy.parent / "broken" / "card.json")
+    assert zoo.names() == ["broken", "tic_tac_toe"]
+    assert cli.main(["zoo"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("broken  (damaged: ") and "card.json" in lines[0], lines
+    assert lines[1].startswith("tic_tac_toe  (tic_tac_toe, iteration 60"), lines
+
+
+def test_only_the_arrays_the_network_needs_are_read(shipped_copy, monkeypatch):
+    """An extra array in params.npz (large, or an object array that numpy would unpickle) is
+    never decompressed; the agent loads."""
+    path = shipped_copy / "params.npz"
+    arrays, _ = _first_array(path)
+    extra = {
+        "extra_big": np.zeros(2**23, np.float32),  # 32 MiB, 32 KiB compressed
+        "extra_object": np.array([{"pickled": True}], dtype=object),
+    }
+    np.savez_compressed(path, **arrays, **extra)
+    opened = []
+    original = zipfile.ZipFile.open
+
+    def spy(self, name, *args, **kwargs):
+        opened.append(getattr(name, "filename", name))
+        return original(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+    agent = load_agent("zoo:tic_tac_toe")
+    assert agent.iteration == 60
+    assert opened and not [name for name in opened if name.startswith("extra")], opened

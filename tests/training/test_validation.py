@@ -7,6 +7,7 @@ starting with `azjax: error:`, the key or argument named, and no run directory c
 
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -17,6 +18,7 @@ from azjax import config as config_lib
 from azjax.apps import cli
 from azjax.config import build, schema
 from azjax.matches.agent import load_agent
+from azjax.runs.directory import load_run_config
 from azjax.training import evaluation
 from azjax.training import train as train_lib
 from azjax.types import UserError
@@ -54,6 +56,11 @@ def assert_one_line_error(capsys, argv, *fragments, status=2):
         ("selfplay.batch_size=1.5", "'selfplay.batch_size' expects int"),
         ("game_kwargs.nope=1", "game 'connect_four' takes the options"),
         ("train.devices=-1", "unknown config key 'train.devices'"),
+        ("seed=-1", "'seed' must be in [0, 4611686018427387904]"),
+        ("seed=9223372036854775808", "'seed' must be in [0, 4611686018427387904]"),
+        ("seed=4611686018427387905", "'seed' must be in [0, 4611686018427387904]"),
+        ("eval.opponents=('mcts:99999999999999999999',)", "mcts:N needs a positive number"),
+        ("eval.opponents=('ladder:²',)", "ladder:N needs a positive number"),
     ],
 )
 def test_bad_config_values(capsys, tmp_path, override, fragment):
@@ -169,6 +176,9 @@ def test_workdir_on_a_read_only_file_system(capsys, tmp_path):
         ('{"game": "connect_four"}', "config misses the key"),
         ("{not json", "is corrupt"),
         (b"\xff\xfe\x00garbage", "is corrupt"),
+        ("[" * 100_000, "is corrupt: nested too deeply"),
+        ('{"seed": 1' + "0" * 5000 + "}", "is corrupt: Exceeds the limit (4300 digits)"),
+        ('{"a": ' * 900 + "1" + "}" * 900, "not a valid azjax config"),
     ],
 )
 def test_damaged_config_json(capsys, run_dir, tmp_path, content, fragment):
@@ -181,8 +191,21 @@ def test_damaged_config_json(capsys, run_dir, tmp_path, content, fragment):
         ["train", "--workdir", copy],
     ):
         assert_one_line_error(capsys, argv, str(path), fragment)
-    with pytest.raises(UserError, match=fragment):
-        load_agent(copy)
+    for load in (load_agent, load_run_config):
+        with pytest.raises(UserError, match=re.escape(fragment)) as raised:
+            load(copy)
+        assert "\n" not in str(raised.value)
+
+
+def test_a_saved_seed_out_of_range_is_one_line(capsys, run_dir, tmp_path):
+    """A run directory whose config.json holds a seed of 2**63 (a run made before the seed's
+    range was checked): one line on every retry, not an OverflowError."""
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    config = json.loads((copy / "config.json").read_text())
+    config["seed"] = 2**63
+    (copy / "config.json").write_text(json.dumps(config))
+    assert_one_line_error(capsys, ["train", "--workdir", copy], "'seed' must be in [0, ")
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@
 speaks GTP on stdin/stdout so that Go GUIs (Sabaki, GoGui, Lizzie) and other engines
 (GNU Go through a referee) can play it. Every command gets a response; illegal or malformed
 commands get a GTP error (`? message`), never a crash: input is read as bytes (what is not
-UTF-8 is replaced), numbers and command ids are ASCII digits, and komi is a finite number of
-at most the number of points either way.
+UTF-8 is replaced), lines are at most `gtp_io.MAX_LINE` bytes long, numbers and command ids
+are ASCII digits, and komi is a finite number of at most the number of points either way.
 
 Commands: the GTP 2 core (protocol_version, name, version, known_command, list_commands,
 quit, boardsize, clear_board, komi, play, genmove), undo, showboard, final_score, the time
@@ -360,6 +360,9 @@ def respond(engine: Engine, line: str, *, emit=None, wait=None) -> str | None:
     it is returned.
     """
     words = _clean(line).split()
+    if isinstance(line, gtp_io.LongLine):  # its start: an id that a word follows is whole
+        command_id = words[0] if len(words) > 1 and _ID.fullmatch(words[0]) else ""
+        return f"?{command_id} input line longer than {gtp_io.MAX_LINE} bytes\n\n"
     if not words:
         return None
     command_id = ""
@@ -385,8 +388,9 @@ def serve(engine: Engine, stdin: BinaryIO | TextIO, stdout: TextIO) -> int:
     """Answers commands from `stdin` until `quit` or the end of input; returns 0.
 
     Lines are read as bytes (from `stdin.buffer` where there is one) and decoded as UTF-8
-    with undecodable bytes replaced, so that no input stops the engine. An analysis streams
-    until the next line arrives (`gtp_io.LineReader`).
+    with undecodable bytes replaced, so that no input stops the engine; a line longer than
+    `gtp_io.MAX_LINE` gets an error response. An analysis streams until the next line
+    arrives (`gtp_io.LineReader`).
     """
     lines = gtp_io.LineReader(stdin)
     write = functools.partial(gtp_io.write, stdout)

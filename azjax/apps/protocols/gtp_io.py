@@ -12,9 +12,13 @@ from collections.abc import Callable
 from typing import BinaryIO, TextIO
 
 COLORS = {"b": 0, "black": 0, "w": 1, "white": 1}
-# GTP numbers in ASCII only: integers (at most 18 digits) and floats (komi, intervals).
+# GTP numbers in ASCII only: integers (at most 18 digits) and floats (komi, intervals). No
+# two quantifiers of FLOAT overlap, so a failed match takes time linear in the text.
 INTEGER = re.compile(r"-?[0-9]{1,18}")
-FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# The longest input line read, without its newline (bytes, or characters from a text stream
+# without a byte buffer): a longer one gets an error response and the rest of it is skipped.
+MAX_LINE = 16384
 
 
 class GtpError(Exception):
@@ -56,21 +60,36 @@ class Streaming:
         return "".join(chunks) + rest
 
 
+class LongLine(str):
+    """The start (MAX_LINE long) of an input line longer than MAX_LINE, whose rest was
+    skipped: `gtp.respond` answers it with an error."""
+
+
 class LineReader:
     """GTP input lines, decoded as UTF-8 with undecodable bytes replaced.
 
     Lines are read in the caller's thread and never ahead of need (after `quit` the rest of
     the input stays unread), except while a response streams: `wait` then reads the next
     line in a helper thread, so that an analysis notices it without blocking on the input.
+    A line longer than MAX_LINE comes as a `LongLine` (its start; the rest is read and
+    dropped), so that no input line is held whole in memory or parsed at length.
     """
 
     def __init__(self, stdin: BinaryIO | TextIO):
         self._stream = getattr(stdin, "buffer", stdin)
         self._reader: threading.Thread | None = None
-        self._line: bytes | str | None = None
+        self._line: bytes | str | LongLine | None = None
 
     def _read(self) -> None:
-        self._line = self._stream.readline()
+        line = self._stream.readline(MAX_LINE + 1)
+        if len(line) <= MAX_LINE or line[-1:] in (b"\n", "\n"):
+            self._line = line
+            return
+        rest = line
+        while rest and rest[-1:] not in (b"\n", "\n"):  # skip to the end of the line
+            rest = self._stream.readline(MAX_LINE)
+        start = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
+        self._line = LongLine(start[:MAX_LINE])
 
     def wait(self, timeout: float | None) -> bool:
         if self._reader is None:

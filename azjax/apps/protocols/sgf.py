@@ -217,7 +217,9 @@ _TOKEN = re.compile(r"\s*(?:([();])|([A-Za-z]+)\s*((?:\[(?:[^\\\]]|\\.)*\]\s*)+)
 _VALUE = re.compile(r"\[((?:[^\\\]]|\\.)*)\]", re.S)
 _ESCAPE = re.compile(r"\\(\r\n|\n\r|\n|\r|.)", re.S)  # a soft line break, or an escaped character
 _SETUP = ("AB", "AW", "AE")
-_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+# An ASCII decimal (float() also takes "1_0", "nan" and "٣"); no two of its quantifiers
+# overlap, so a failed match takes time linear in the text.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _main_line(text: str) -> list[dict[str, list[str]]]:
@@ -268,13 +270,18 @@ def _main_line(text: str) -> list[dict[str, list[str]]]:
                 node.setdefault(name, []).extend(values)
 
 
+def _shown(value: str, limit: int = 40) -> str:
+    """A property value as an error message shows it: at most `limit` characters."""
+    return value if len(value) <= limit else value[: limit - 3] + "..."
+
+
 def _unescape(match: re.Match) -> str:
     return "" if match.group(1) in ("\r\n", "\n\r", "\n", "\r") else match.group(1)
 
 
 def _point(value: str, size: int, name: str) -> int:
     if len(value) != 2 or any(c not in _LETTERS[:size] for c in value):
-        raise SgfError(f"{name}[{value}] is not a point of a {size}x{size} board")
+        raise SgfError(f"{name}[{_shown(value)}] is not a point of a {size}x{size} board")
     return _LETTERS.index(value[1]) * size + _LETTERS.index(value[0])
 
 
@@ -337,20 +344,19 @@ def parse_game(text: str) -> SgfGame:
         return values[0].strip() if values else None
 
     if single("GM") not in (None, "1"):
-        raise SgfError(f"not a Go game (GM[{single('GM')}])")
+        raise SgfError(f"not a Go game (GM[{_shown(single('GM'))}])")
     size_text = single("SZ") or "19"
     width, _, height = size_text.partition(":")
     if not re.fullmatch("[0-9]{1,3}", width) or height not in ("", width):  # then int()
-        raise SgfError(f"unsupported board size SZ[{size_text}]")
+        raise SgfError(f"unsupported board size SZ[{_shown(size_text)}]")
     size = int(width)
     if not 1 <= size <= len(_LETTERS):
-        raise SgfError(f"unsupported board size SZ[{size_text}]")
+        raise SgfError(f"unsupported board size SZ[{_shown(size_text)}]")
     komi = single("KM")
     if komi is not None:
-        # ASCII decimals only: float() also takes "1_0", "nan" and "٣".
         komi = float(komi) if _DECIMAL.fullmatch(komi) else math.nan
         if not math.isfinite(komi):
-            raise SgfError(f"KM[{single('KM')}] is not a komi")
+            raise SgfError(f"KM[{_shown(single('KM'))}] is not a komi")
     setup = None
     if any(name in root for name in _SETUP):
         setup = np.zeros(size * size, np.int8)

@@ -68,7 +68,7 @@ def make_server(
 
 
 def run(server, *, host: str = "127.0.0.1", port: int = 8000) -> int:
-    """Serves `server` until interrupted, after printing its address.
+    """Serves `server` until interrupted, printing its address once it accepts connections.
 
     Raises:
       UserError: the address cannot be listened on (the port is taken, say).
@@ -83,15 +83,23 @@ def run(server, *, host: str = "127.0.0.1", port: int = 8000) -> int:
             pass
     except OSError as error:
         raise UserError(f"cannot listen on {host}:{port}: {error.strerror}") from None
-    print(f"azjax serve: {server.board.name} at http://{host}:{port}/", flush=True)
-    uvicorn.run(
+    address = f"azjax serve: {server.board.name} at http://{host}:{port}/"
+
+    class Announced(uvicorn.Server):
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets)
+            print(address, flush=True)  # the server listens from here on
+
+    config = uvicorn.Config(
         make_app(server, host=host),
         host=host,
         port=port,
         log_level="warning",
         http=_protocol(REQUEST_TIMEOUT),
     )
-    return 0
+    served = Announced(config)
+    served.run()
+    return 0 if served.started else 1  # not started: stopped before it listened
 
 
 def _protocol(timeout: float):
@@ -132,6 +140,19 @@ def _protocol(timeout: float):
             self._head_timer = None
             if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
                 self.transport.close()
+
+        def send_400_response(self, msg: str) -> None:
+            """After a malformed request (uvicorn's one warning line): a 400 where no answer
+            has begun, and the request's application told that the client is gone, so that
+            its answer (the guard's refusal, say) is dropped instead of failing in h11 with
+            an `Exception in ASGI application` traceback."""
+            if self.conn.our_state is h11.SEND_RESPONSE:
+                super().send_400_response(msg)
+            else:
+                self.transport.close()
+            if self.cycle is not None and not self.cycle.response_complete:
+                self.cycle.disconnected = True  # as uvicorn's connection_lost does, later
+                self.cycle.message_event.set()
 
     return Protocol
 

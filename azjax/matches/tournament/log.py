@@ -20,7 +20,14 @@ import json
 import os
 from pathlib import Path
 
-from azjax.paths import is_local, workdir_path, write_atomically
+from azjax.paths import (
+    is_local,
+    parse_json,
+    read_json,
+    read_regular,
+    workdir_path,
+    write_atomically,
+)
 from azjax.types import UserError
 
 SETTINGS = "tournament.json"
@@ -36,7 +43,7 @@ class GameLog:
 
     def __init__(self, directory: str | Path):
         self.directory = workdir_path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_directory(self.directory)
         self.path = self.directory / GAMES
         self.games: list[dict] = []
         self._pairs: dict[frozenset, int] = {}  # games per pair of names
@@ -46,7 +53,7 @@ class GameLog:
             self._read()
 
     def _read(self) -> None:
-        data = self.path.read_bytes()
+        data = read_regular(self.path)  # a FIFO in its place is refused, not waited on
         end = data.rfind(b"\n") + 1  # a torn last line (a kill mid-write) is dropped
         if not self._local:  # an object is written whole: its last line is never torn
             end = len(data)
@@ -54,8 +61,8 @@ class GameLog:
         for number, line in enumerate(data[:end].splitlines(), 1):
             if not line.strip():
                 continue
+            game = parse_json(line, f"{self.path} line {number}")
             try:
-                game = json.loads(line)
                 game = {
                     "a": str(game["a"]),
                     "b": str(game["b"]),
@@ -64,7 +71,9 @@ class GameLog:
                     "plies": int(game["plies"]),
                     "reason": str(game.get("reason", "")),
                 }
-            except (ValueError, KeyError, TypeError):
+                if game["score_a"] not in (0.0, 0.5, 1.0) or game["plies"] < 0:
+                    raise ValueError
+            except (ValueError, KeyError, TypeError, OverflowError):
                 raise UserError(f"{self.path} line {number} is not a game record") from None
             self._add(game)
         if self._local and end < len(data):
@@ -124,17 +133,47 @@ def score_of(game: dict, player: str) -> float:
     return game["score_a"] if game["a"] == player else 1.0 - game["score_a"]
 
 
+def make_directory(directory) -> None:
+    """Makes a tournament directory (and its parents) where it is missing.
+
+    Raises:
+      UserError: a file in its place, or a directory that cannot be made (one line).
+    """
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise UserError(f"the tournament directory {directory} is a file") from None
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise UserError(f"cannot make the tournament directory {directory}: {reason}") from None
+
+
 def read_settings(directory: str | Path) -> dict:
-    """The tournament's settings: {"game": ..., "players": {name: settings}}; empty when new."""
+    """The tournament's settings: {"game": {"name", "kwargs"}, "players": {name: settings}};
+    empty when new.
+
+    Raises:
+      UserError: a damaged settings file (one line naming it).
+    """
     path = workdir_path(directory) / SETTINGS
     if not path.exists():
         return {}
-    try:
-        settings = json.loads(path.read_text())
-        if not isinstance(settings, dict) or not isinstance(settings.get("players"), dict):
-            raise ValueError
-    except ValueError:
-        raise UserError(f"{path} is damaged (not a tournament's settings)") from None
+    settings = read_json(path)  # not JSON, nested too deeply...: one line
+    game = settings.get("game") if isinstance(settings, dict) else None
+    if (
+        not isinstance(settings, dict)
+        or not isinstance(settings.get("players"), dict)
+        or not all(isinstance(player, dict) for player in settings["players"].values())
+        or not (
+            game is None
+            or (
+                isinstance(game, dict)
+                and isinstance(game.get("name"), str)
+                and isinstance(game.get("kwargs"), dict)
+            )
+        )
+    ):
+        raise UserError(f"{path} is damaged (not a tournament's settings)")
     return settings
 
 

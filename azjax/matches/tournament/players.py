@@ -23,6 +23,7 @@ import re
 
 import jax
 
+from azjax.config.schema import MAX_SIMULATIONS, parse_simulations
 from azjax.games import Game
 from azjax.matches import agent as agent_lib
 from azjax.matches import zoo
@@ -33,7 +34,7 @@ from azjax.runs.directory import list_checkpoints, load_run_config
 from azjax.types import UserError
 
 _BASELINE = re.compile(r"random|minimax|mcts:[0-9]+")
-_RUN_SUFFIX = re.compile(r"@([0-9]+|all|every:[0-9]+)$")
+_RUN_SUFFIX = re.compile(r"@([0-9]{1,18}|all|every:[0-9]{1,18})$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,10 +63,57 @@ class PlayerInfo:
 
     @classmethod
     def from_json(cls, data: dict) -> "PlayerInfo":
+        """A player as `tournament.json` records it, checked as `resolve` checks a spec.
+
+        Raises:
+          UserError: a damaged record (one line).
+        """
         try:
-            return cls(**data)
+            info = cls(**data)
         except TypeError:
-            raise UserError(f"a damaged player record in tournament.json: {data!r}") from None
+            info = None
+        if info is None or not _valid(info):
+            shown = repr(data)
+            shown = shown if len(shown) <= 200 else shown[:200] + "..."
+            raise UserError(f"a damaged player record in tournament.json: {shown}")
+        if info.kind == "engine":
+            parse_engine_spec(info.name)  # a one-line error for a damaged engine spec
+        return info
+
+
+def _valid(info: PlayerInfo) -> bool:
+    """Whether a player record read from a file holds what `resolve` would have made."""
+
+    def count(value, low, high=None) -> bool:
+        return (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and low <= value
+            and (high is None or value <= high)
+        )
+
+    if not isinstance(info.name, str) or not isinstance(info.deterministic, bool):
+        return False
+    if info.kind == "baseline":
+        return _baseline_problem(info.name) is None and info.run is None
+    if info.kind == "engine":
+        return info.name.startswith(("gtp:", "uci:")) and info.run is None
+    return (
+        info.kind == "checkpoint"
+        and isinstance(info.run, str)
+        and bool(info.run)
+        and count(info.step, 0)
+        and count(info.simulations, 1, MAX_SIMULATIONS)
+    )
+
+
+def _baseline_problem(spec: str) -> str | None:
+    """What is wrong with a baseline spec (random, minimax, mcts:N); None: nothing."""
+    if not _BASELINE.fullmatch(spec):
+        return "not a baseline"
+    if spec.startswith("mcts:") and parse_simulations(spec[5:]) is None:
+        return f"mcts:N needs N >= 1 and at most {MAX_SIMULATIONS}"
+    return None
 
 
 def _run_name(path: str) -> str:
@@ -84,8 +132,9 @@ def resolve(spec: str, *, simulations: int | None = None) -> list[PlayerInfo]:
     if not spec:
         raise UserError("an empty player spec")
     if _BASELINE.fullmatch(spec):
-        if spec.startswith("mcts:") and int(spec[5:]) < 1:
-            raise UserError(f"bad player {spec!r}: mcts:N needs N >= 1")
+        problem = _baseline_problem(spec)
+        if problem:
+            raise UserError(f"bad player {spec!r}: {problem}")
         return [PlayerInfo(name=spec, kind="baseline", deterministic=spec == "minimax")]
     if spec.startswith(("gtp:", "uci:")):
         parse_engine_spec(spec)  # a one-line error now rather than mid-tournament

@@ -17,6 +17,7 @@ written there (`tournament.log`).
 import csv
 import io
 import math
+import os
 import sys
 import zlib
 from pathlib import Path
@@ -24,6 +25,7 @@ from pathlib import Path
 import jax
 
 from azjax import extras, games, interrupt
+from azjax.config.schema import MAX_SEED, MAX_SIMULATIONS
 from azjax.games import Game
 from azjax.matches import arena, zoo
 from azjax.matches.ratings import Ratings, fit
@@ -148,6 +150,7 @@ def run(
     anchor: str = "random",
     quiet: bool = False,
     stop_on_signal: bool = False,
+    trust_engines: bool = False,
 ) -> Ratings:
     """Plays what the schedule still needs and rates every game in the log.
 
@@ -169,9 +172,17 @@ def run(
       stop_on_signal: Ctrl-C and SIGTERM stop the tournament after the batch of games in
         play, logged (`azjax tournament`: a signal never lands inside jax's code), raising
         KeyboardInterrupt; otherwise the caller's handlers apply.
+      trust_engines: run the outside engines recorded in the directory's settings even
+        where `specs` does not name them. By default an engine runs only where this call's
+        `specs` names it: a directory received from elsewhere never runs the programs its
+        file names.
 
     Returns:
       The ratings of all players in the log (also written to ratings.csv and ratings.png).
+
+    Raises:
+      UserError: a bad directory, spec, setting or damaged file; an engine of the settings
+        that would run without `specs` naming it (one line; nothing written).
     """
     if stop_on_signal:
         with interrupt.deferred():
@@ -179,16 +190,19 @@ def run(
                 directory, specs, game=game, game_kwargs=game_kwargs, schedule=schedule,
                 focus=focus, games_per_pair=games_per_pair, batch_size=batch_size,
                 simulations=simulations, opening_plies=opening_plies, seed=seed,
-                timeout=timeout, anchor=anchor, quiet=quiet,
+                timeout=timeout, anchor=anchor, quiet=quiet, trust_engines=trust_engines,
             )  # fmt: skip
     out = None if quiet else sys.stderr
-    directory = workdir_path(directory)
+    directory = _directory(directory)
     if games_per_pair < 1:
         raise UserError(f"games per pair must be at least 1, got {games_per_pair}")
+    if simulations is not None and not 1 <= simulations <= MAX_SIMULATIONS:
+        raise UserError(f"simulations must be between 1 and {MAX_SIMULATIONS}, got {simulations}")
+    if not 0 <= seed <= MAX_SEED:
+        raise UserError(f"the seed must be between 0 and {MAX_SEED}, got {seed}")
     settings = read_settings(directory)
-    infos = [info for spec in (specs or []) for info in resolve(spec, simulations=simulations)]
-    if not infos:
-        infos = [PlayerInfo.from_json(data) for data in settings.get("players", {}).values()]
+    given = [info for spec in (specs or []) for info in resolve(spec, simulations=simulations)]
+    infos = given or [PlayerInfo.from_json(data) for data in settings.get("players", {}).values()]
     settings["game"] = _game_of(infos, settings, game, game_kwargs)
     infos = _merge_players(settings, infos)
     if anchor not in settings["players"]:
@@ -197,9 +211,14 @@ def run(
     the_game = games.make(settings["game"]["name"], **settings["game"]["kwargs"])
     names = [info.name for info in infos]
     pairs = pairings(names, schedule=schedule, focus=focus) if len(names) > 1 else []
-    game_log = GameLog(directory)
-    write_settings(directory, settings)
     by_name = {info.name: info for info in infos}
+    game_log = GameLog(directory)  # made here, after every check of the input
+    if not trust_engines:
+        _refuse_untrusted_engines(
+            [(by_name[a], by_name[b]) for a, b in pairs if game_log.played(a, b) < games_per_pair],
+            {info.name for info in given},
+        )
+    write_settings(directory, settings)
     roster = Roster(the_game)
     matches = _Matches(the_game, roster)
     step = jax.jit(the_game.step)
@@ -229,6 +248,42 @@ def run(
     finally:
         roster.close()
     return write_ratings(directory, game_log, anchor=anchor)
+
+
+def _directory(directory: str | Path):
+    """The tournament directory as a path, checked before anything is written.
+
+    Raises:
+      UserError: an empty path (which would be the working folder), or a file.
+    """
+    text = os.fspath(directory) if isinstance(directory, os.PathLike) else str(directory)
+    if not text.strip():
+        raise UserError("the tournament directory is empty: name one (--dir DIR)")
+    path = workdir_path(text)
+    if path.exists() and not path.is_dir():
+        raise UserError(f"the tournament directory {path} is a file")
+    return path
+
+
+def _refuse_untrusted_engines(pairs: list[tuple[PlayerInfo, PlayerInfo]], given: set[str]):
+    """Refuses to run an outside engine that only the tournament's settings name: a folder
+    received from elsewhere must not run the programs its file names.
+
+    Args:
+      pairs: the pairings that still play games.
+      given: the names of the players this invocation's specs gave.
+
+    Raises:
+      UserError: an engine would run that `given` does not hold (one line).
+    """
+    for pair in pairs:
+        for info in pair:
+            if info.kind == "engine" and info.name not in given:
+                raise UserError(
+                    f"the tournament's settings name the engine {info.name}, a program azjax "
+                    "would run: give that spec in --players to run it (or --trust-engines to "
+                    "run the engines a tournament's settings name)"
+                )
 
 
 def _host_game(game, roster, a, b, played, opening, key, step, timeout) -> dict:

@@ -206,10 +206,14 @@ def _write_ratings(before: zoo.Card, ratings: list[dict]) -> zoo.Card:
     return card
 
 
-def format_table(cards: list[zoo.Card]) -> str:
-    """`azjax zoo`'s table: name, game, training, each rating with its interval, command."""
+def format_table(cards: list[zoo.Card | zoo.Damaged]) -> str:
+    """`azjax zoo`'s table: name, game, training, each rating with its interval, command;
+    one line for a damaged agent (`zoo.cards`)."""
     lines = []
     for card in cards:
+        if isinstance(card, zoo.Damaged):
+            lines.append(f"{card.name}  (damaged: {card.reason})")
+            continue
         lines.append(
             f"{card.name}  ({card.game}, iteration {card.iteration}, "
             f"{card.train_minutes:g} min on {card.cpu})"
