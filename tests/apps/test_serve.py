@@ -3,6 +3,7 @@ turns, take-backs, records, analysis, watching two agents, bounded sessions, a f
 hostile requests that must all get a 4xx or a valid answer, the Host, Origin and body-type
 checks against other sites' pages, and half-sent or abandoned requests over raw sockets."""
 
+import contextlib
 import json
 import logging
 import random
@@ -457,13 +458,28 @@ class _Records(logging.Handler):
     def emit(self, record):
         self.records.append(record)
 
+    def wait_for(self, count: int) -> None:
+        """Until `count` records arrived (a bounded wait)."""
+        deadline = time.monotonic() + 30
+        while len(self.records) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
 
-def test_a_client_that_leaves_mid_body_is_one_log_line(served):
-    client = Client(served("tic_tac_toe"))
+
+@contextlib.contextmanager
+def _uvicorn_records():
+    """The records uvicorn's error log writes inside the block."""
     records = _Records()
     uvicorn_log = logging.getLogger("uvicorn.error")
     uvicorn_log.addHandler(records)
     try:
+        yield records
+    finally:
+        uvicorn_log.removeHandler(records)
+
+
+def test_a_client_that_leaves_mid_body_is_one_log_line(served):
+    client = Client(served("tic_tac_toe"))
+    with _uvicorn_records() as records:
         request = (
             f"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1:{client.port}\r\n"
             "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
@@ -472,12 +488,8 @@ def test_a_client_that_leaves_mid_body_is_one_log_line(served):
         for _ in range(3):
             with _connect(client) as connection:
                 connection.sendall(request.encode())
-        deadline = time.monotonic() + 30
-        while len(records.records) < 3 and time.monotonic() < deadline:  # a bounded wait
-            time.sleep(0.05)
+        records.wait_for(3)
         assert client.ok("GET", "/api/info")
-    finally:
-        uvicorn_log.removeHandler(records)
     assert len(records.records) == 3, [r.getMessage() for r in records.records]
     for record in records.records:
         assert record.exc_info is None and "\n" not in record.getMessage()
@@ -503,21 +515,14 @@ def _malformed_chunked(port: int, content_type: str, body: bytes) -> bytes:
 
 def test_malformed_chunked_bodies_get_a_400_and_log_no_traceback(served):
     client = Client(served("tic_tac_toe"))
-    records = _Records()
-    uvicorn_log = logging.getLogger("uvicorn.error")
-    uvicorn_log.addHandler(records)
-    try:
+    with _uvicorn_records() as records:
         for content_type, body in MALFORMED_CHUNKED:
             request = _malformed_chunked(client.port, content_type, body)
             status_line, _ = _raw_exchange(client, request)
             assert status_line in (b"", b"HTTP/1.1 400 Bad Request"), status_line
         # One warning for each, and one more for each body the guard was reading.
-        deadline = time.monotonic() + 30
-        while len(records.records) < 5 and time.monotonic() < deadline:  # a bounded wait
-            time.sleep(0.05)
+        records.wait_for(5)
         assert client.ok("GET", "/api/info")
-    finally:
-        uvicorn_log.removeHandler(records)
     messages = [record.getMessage() for record in records.records]
     assert messages.count("Invalid HTTP request received.") == 3, messages
     for record in records.records:
