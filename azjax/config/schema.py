@@ -10,7 +10,8 @@ from pathlib import Path
 import ml_collections
 
 from azjax import games
-from azjax.config.opponents import parse_engine_spec
+from azjax.config.keys import KEYS, MAX_SEED, MAX_SIMULATIONS  # noqa: F401
+from azjax.config.opponents import is_engine_spec, parse_engine_spec
 from azjax.paths import workdir_path
 from azjax.types import UserError
 
@@ -42,100 +43,14 @@ def _game_parameters(config: ml_collections.ConfigDict) -> dict[str, inspect.Par
     }
 
 
-# The largest seed: the PRNG keys take a signed 64-bit seed, and a run draws keys from
-# `seed + 1` and `seed + 2` too (evaluation, gating); 2**62 leaves room for those.
-MAX_SEED = 2**62
-# The most simulations a search, or an `mcts:N` or `ladder:N` opponent, may run per move.
-MAX_SIMULATIONS = 1_000_000
-# Every config key with its check: (kind, low, high, low_open). `int`/`float` ranges are
-# inclusive unless low_open; None means unbounded.
-_NUMBERS = {
-    "seed": (int, 0, MAX_SEED, False),
-    "network.channels": (int, 1, 4096, False),
-    "network.num_blocks": (int, 0, 256, False),
-    "network.policy_channels": (int, 1, 256, False),
-    "network.value_channels": (int, 1, 256, False),
-    "network.value_hidden": (int, 1, 65536, False),
-    "search.num_simulations": (int, 1, MAX_SIMULATIONS, False),
-    "search.dirichlet_alpha": (float, 0.0, None, True),
-    "search.dirichlet_fraction": (float, 0.0, 1.0, False),
-    "search.pb_c_init": (float, 0.0, None, False),
-    "search.pb_c_base": (float, 0.0, None, True),
-    "search.max_num_considered_actions": (int, 1, None, False),
-    "search.gumbel_scale": (float, 0.0, None, False),
-    "search.gumbel_value_scale": (float, 0.0, None, True),
-    "search.forced_playouts": (float, 0.0, None, False),
-    "selfplay.batch_size": (int, 1, None, False),
-    "selfplay.num_steps": (int, 1, None, False),
-    "selfplay.temperature_moves": (int, 0, None, False),
-    "selfplay.full_search_fraction": (float, 0.0, 1.0, True),
-    "selfplay.cheap_simulations": (int, 1, MAX_SIMULATIONS, False),
-    "selfplay.resign_threshold": (float, -1.0, 1.0, False),
-    "selfplay.resign_check_fraction": (float, 0.0, 1.0, False),
-    "selfplay.resign_false_positives": (float, 0.0, 1.0, False),
-    "replay.capacity": (int, 1, None, False),
-    "replay.min_size": (int, 0, None, False),
-    "learner.batch_size": (int, 1, None, False),
-    "learner.updates_per_iteration": (int, 1, None, False),
-    "learner.learning_rate": (float, 0.0, None, True),
-    "learner.momentum": (float, 0.0, 1.0, False),
-    "learner.warmup_steps": (int, 0, None, False),
-    "learner.decay_steps": (int, 1, None, False),
-    "learner.decay_factor": (float, 0.0, None, False),
-    "learner.weight_decay": (float, 0.0, None, False),
-    "learner.value_loss_weight": (float, 0.0, None, False),
-    "learner.max_grad_norm": (float, 0.0, None, False),
-    "learner.value_target_mix": (float, 0.0, 1.0, False),
-    "selfplay.draw_adjudication": (float, -1.0, 1.0, False),
-    "selfplay.win_adjudication": (float, 0.0, 1.0, False),
-    "selfplay.random_move_fraction": (float, 0.0, 1.0, False),
-    "selfplay.handicap_starts": (float, 0.0, 1.0, False),
-    "learner.kl_target": (float, 0.0, None, False),
-    "learner.ownership_weight": (float, 0.0, None, False),
-    "learner.score_weight": (float, 0.0, None, False),
-    "train.num_iterations": (int, 0, None, False),
-    "train.max_minutes": (float, 0.0, None, False),
-    "train.checkpoint_every": (int, 1, None, False),
-    "train.keep_checkpoints": (int, 1, None, False),
-    "train.gating_every": (int, 1, None, False),
-    "train.gating_games": (int, 2, None, False),
-    "train.gating_threshold": (float, 0.0, 1.0, True),
-    "eval.every": (int, 0, None, False),
-    "eval.num_games": (int, 2, None, False),
-    "eval.num_simulations": (int, 1, MAX_SIMULATIONS, False),
-}
-_CHOICES = {
-    "network.dtype": ("float32", "bfloat16"),
-    "search.algorithm": ("puct", "gumbel"),
-    "learner.optimizer": ("adam", "sgd"),
-    "learner.schedule": ("constant", "cosine", "piecewise"),
-}
 # The trackers a run's records may go to besides metrics.jsonl (azjax/runs/trackers.py).
 LOGGERS = ("tensorboard", "wandb", "mlflow")
 # Groups of game constructor options, their keys the game's.
 _GAME_OPTIONS = ("game_kwargs.", "selfplay.game_kwargs.")
-_OTHER = (
-    "name",
-    "game",
-    "game_kwargs",
-    "selfplay.game_kwargs",
-    "replay.augment",
-    "search.tree_reuse",
-    "search.symmetric_eval",
-    "search.win_check",
-    "selfplay.resign",
-    "network.global_pooling",
-    "learner.boundaries",
-    "train.gating",
-    "train.loggers",
-    "train.wandb_project",
-    "train.mlflow_uri",
-    "train.profile",
-    "eval.opponents",
-    "eval.elo",
-    "eval.elo_anchor",
-    "eval.elo_ratings",
-)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _check_number(key: str, value, kind, low, high, low_open: bool) -> None:
@@ -169,7 +84,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
     """
     if not isinstance(config, ml_collections.ConfigDict):
         raise UserError("an experiment's get_config() must return an ml_collections.ConfigDict")
-    known = set(_NUMBERS) | set(_CHOICES) | set(_OTHER)
+    known = set(KEYS)
     flat = flatten(config.to_dict())
     for key in sorted(flat):
         if key not in known and not key.startswith(_GAME_OPTIONS):
@@ -179,27 +94,20 @@ def validate(config: ml_collections.ConfigDict) -> None:
     missing = sorted(k for k in known if k not in flat and k + "." not in _GAME_OPTIONS)
     if missing:
         raise UserError(f"config misses the key {missing[0]!r}")
-    for key, (kind, low, high, low_open) in _NUMBERS.items():
-        _check_number(key, flat[key], kind, low, high, low_open)
-    for key, choices in _CHOICES.items():
-        if flat[key] not in choices:
+    for name, key in KEYS.items():
+        value = flat.get(name)
+        if _is_number(key.default):
+            _check_number(name, value, type(key.default), key.low, key.high, key.low_open)
+        elif key.choices and value not in key.choices:
             raise UserError(
-                f"config key {key!r} must be one of {', '.join(choices)}, got {flat[key]!r}"
+                f"config key {name!r} must be one of {', '.join(key.choices)}, got {value!r}"
             )
-    if not isinstance(config.name, str) or not config.name:
+        elif isinstance(key.default, bool) and not isinstance(value, bool):
+            raise UserError(f"config key {name!r} must be true or false, got {value!r}")
+        elif isinstance(key.default, str) and not isinstance(value, str):
+            raise UserError(f"config key {name!r} must be a string, got {value!r}")
+    if not config.name:
         raise UserError("config key 'name' must be a non-empty string")
-    for key in (
-        "replay.augment",
-        "train.gating",
-        "eval.elo",
-        "search.tree_reuse",
-        "search.symmetric_eval",
-        "search.win_check",
-        "selfplay.resign",
-        "network.global_pooling",
-    ):
-        if not isinstance(flat[key], bool):
-            raise UserError(f"config key {key!r} must be true or false, got {flat[key]!r}")
     boundaries = flat["learner.boundaries"]
     if not all(isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in boundaries):
         raise UserError(
@@ -248,9 +156,6 @@ def validate(config: ml_collections.ConfigDict) -> None:
             "config key 'train.profile' must be (first, last) iterations, 1 <= first <= last, "
             f"or (0, 0) for none; got {profile!r}"
         )
-    for key in ("eval.elo_anchor", "eval.elo_ratings", "train.wandb_project", "train.mlflow_uri"):
-        if not isinstance(flat[key], str):
-            raise UserError(f"config key {key!r} must be a string, got {flat[key]!r}")
     anchor = config.eval.elo_anchor
     if anchor and anchor not in config.eval.opponents:
         raise UserError(f"config key 'eval.elo_anchor' names {anchor!r}, not an eval opponent")
@@ -309,7 +214,7 @@ def parse_opponent_spec(spec: str) -> tuple[str, object]:
                     f"(at most {MAX_SIMULATIONS})"
                 )
             return kind, count
-    if spec.startswith(("gtp:", "uci:")):
+    if is_engine_spec(spec):
         return "engine", parse_engine_spec(spec)
     if spec.startswith("workdir:"):
         return "workdir", spec.split(":", 1)[1]
@@ -319,5 +224,5 @@ def parse_opponent_spec(spec: str) -> tuple[str, object]:
         return "workdir", spec
     raise UserError(
         f"bad opponent {spec!r}; use random, minimax (tic_tac_toe), mcts:N, ladder:N, "
-        'previous, workdir:PATH, zoo:NAME, gtp:"COMMAND" or uci:"COMMAND"'
+        'previous, workdir:PATH, zoo:NAME, gtp:"COMMAND", uci:"COMMAND" or solver (connect_four)'
     )

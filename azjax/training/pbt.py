@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from azjax.config import TUNABLE_KEYS
-from azjax.config.schema import _NUMBERS
+from azjax.config.keys import KEYS
 from azjax.matches.ratings import anchors
 from azjax.paths import parse_json
 from azjax.types import UserError
@@ -152,7 +152,8 @@ def perturb(settings: PBT, values: dict[str, float], iteration: int, member: int
     rng = _rng(settings, iteration, member + 1)
     result = dict(values)
     for key in settings.keys:
-        kind, low, high, low_open = _NUMBERS[key]
+        spec = KEYS[key]
+        kind, low, high, low_open = type(spec.default), spec.low, spec.high, spec.low_open
         factor = float(settings.factors[rng.integers(len(settings.factors))])
         value = values[key] * factor
         if kind is int:

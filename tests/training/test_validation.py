@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 
+import jax
 import pytest
 from conftest import tiny_config
 
@@ -238,3 +239,41 @@ def test_config_json_written_by_a_run_reads_back(run_dir):
     assert json.loads(config_lib.to_json(config)) == json.loads(
         (run_dir / "config.json").read_text()
     )
+
+
+def test_every_key_is_defined_once_with_its_doc_range_and_kind():
+    from azjax.config.keys import KEYS  # noqa: PLC0415
+
+    flat = schema.flatten(config_lib.base_config().to_dict(), keep_tuples=True)
+    for name, key in KEYS.items():
+        assert key.doc and key.change in ("fixed", "resume", "gating", "tunable"), name
+        default = flat.get(name, {})  # an empty group of game options flattens to nothing
+        assert default == key.default, name
+        if isinstance(default, int | float) and not isinstance(default, bool):
+            assert key.low is not None and key.low <= default, name
+            assert key.high is None or default <= key.high, name
+        if key.choices:
+            assert default in key.choices, name
+    # Each tunable key reaches the step functions' Hyperparams record.
+    base = jax.tree.leaves(build.make_hyperparams(config_lib.base_config()))
+    for name in config_lib.TUNABLE_KEYS:
+        config = config_lib.base_config()
+        group, field = name.split(".")
+        config[group][field] = config[group][field] * 2 + 1
+        changed = jax.tree.leaves(build.make_hyperparams(config))
+        assert any(a != b for a, b in zip(base, changed, strict=True)), name
+
+
+def test_a_config_saved_before_every_added_key_loads_as_older_runs_computed():
+    from azjax.config.keys import KEYS  # noqa: PLC0415
+
+    saved = json.loads(config_lib.to_json(config_lib.base_config()))
+    for name in config_lib.ADDED_KEYS:
+        group, field = name.split(".")
+        del saved[group][field]
+    loaded = config_lib.from_dict(saved, source="old/config.json")
+    flat = schema.flatten(loaded.to_dict(), keep_tuples=True)
+    for name in config_lib.ADDED_KEYS:
+        want = config_lib.OLD_VALUES.get(name, KEYS[name].default)
+        assert flat.get(name, {}) == want, name
+    assert loaded.search.tree_reuse is False and loaded.learner.value_target_mix == 0.0
