@@ -10,6 +10,7 @@ install (`pip install azjax`). The rest are extras (`pip install 'azjax[sweep,se
     gcs       gcsfs and google-cloud-storage: `gs://` workdirs
     wandb     Weights & Biases, mlflow MLflow: trackers beside TensorBoard (`train.loggers`)
     postgres  psycopg2: sweep studies in PostgreSQL
+    solver    bitbully: the Connect Four solver (the opponent `solver`, `azjax mistakes`)
 
 A command that reaches a missing one stops with one line naming the extra to install.
 Standard library only: the lowest layer.
@@ -36,6 +37,7 @@ EXTRAS = {
     "psycopg2": "postgres",
     "wandb": "wandb",
     "mlflow": "mlflow",
+    "bitbully": "solver",
 }
 
 

@@ -39,6 +39,7 @@ OPTIONAL_DEPENDENCIES = (
     "h11",  # serve: uvicorn's HTTP protocol (a request head's deadline)
     "wandb",  # trackers: Weights & Biases
     "mlflow",  # trackers: MLflow
+    "bitbully",  # engines.solver: the Connect Four solver (the `solver` extra)
     "azjax.apps.serve.app",  # serve: the HTTP API, on Starlette (the `serve` extra)
 )
 

@@ -17,9 +17,17 @@ their reasons:
 `test_left_out_blocks_are_listed_here` keeps that list true. Besides the blocks: the README
 stays at most 300 lines, every relative link (files and #anchors) resolves, and no page
 cites an issue number, which a reader could not open.
+
+The README's table of the zoo is written from the agents' cards (the measured truth) by
+
+    python tests/test_readme.py
+
+and `test_the_readme_shows_the_zoo_cards` fails where they differ; a score the README gives
+elsewhere for a zoo agent must be in its card's notes.
 """
 
 import dataclasses
+import json
 import re
 import subprocess
 import sys
@@ -29,7 +37,12 @@ import pytest
 from conftest import REPO, subprocess_env
 
 ROOT = Path(REPO).resolve()
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+ZOO = ROOT / "azjax" / "matches" / "zoo" / "agents"
+ZOO_START = "<!-- written from the zoo's cards by `python tests/test_readme.py`: edit the cards, not this -->\n"  # noqa: E501
+ZOO_END = "<!-- end of the zoo's table -->"
+SCORE = r"\d\.\d{3} \(\d\.\d{3}-\d\.\d{3}\)"  # 0.955 (0.917-0.976)
 # docs/architecture.md shows the modules' signatures in python blocks: read, not run.
 PROGRAM_PAGES = [page for page in PAGES if page.name != "architecture.md"]
 README_MAX_LINES = 300
@@ -190,3 +203,57 @@ def test_no_page_cites_an_issue_number():
         if pattern.search(line)
     ]
     assert not cited, f"issue numbers a reader cannot open: {cited}"
+
+
+def _opponent(spec: str) -> str:
+    """A card's opponent as the README names it: MCTS-N, random, minimax, an engine's spec."""
+    if spec.startswith("mcts:"):
+        return "MCTS-" + spec.removeprefix("mcts:")
+    return f"`{spec}`" if ":" in spec else spec
+
+
+def zoo_table() -> str:
+    """The README's table of the zoo: one row per agent, from its card and config."""
+    rows = [
+        "| agent | trained | simulations | score (95% interval), 200 games each unless marked |",
+        "|:--|:--|--:|:--|",
+    ]
+    for path in sorted(ZOO.glob("*/card.json")):
+        card = json.loads(path.read_text())
+        config = json.loads((path.parent / "config.json").read_text())
+        scores = "; ".join(
+            f"{_opponent(r['opponent'])} {r['score']:.3f} ({r['low']:.3f}-{r['high']:.3f})"
+            + ("" if r["games"] == 200 else f", {r['games']} games")
+            for r in card["ratings"]
+        )
+        trained = f"{card['train_minutes']:g} min, {card['iteration']} iterations, `{card['cpu']}`"
+        rows.append(
+            f"| `{card['name']}` | {trained} | {config['eval']['num_simulations']} | {scores} |"
+        )
+    return "\n".join(rows)
+
+
+def with_zoo_table(text: str) -> str:
+    """The README `text` with its table of the zoo written afresh from the cards."""
+    start, end = text.index(ZOO_START) + len(ZOO_START), text.index(ZOO_END)
+    return f"{text[:start]}\n{zoo_table()}\n\n{text[end:]}"
+
+
+def test_the_readme_shows_the_zoo_cards():
+    text = README.read_text()
+    assert text == with_zoo_table(text), (
+        "README.md's table of the zoo differs from the cards: run `python tests/test_readme.py`"
+    )
+    # Elsewhere in the README, a zoo agent's score is one its card holds.
+    names = {path.parent.name for path in ZOO.glob("*/card.json")}
+    outside = text.replace(text[text.index(ZOO_START) : text.index(ZOO_END)], "")
+    unsourced = []
+    for line in outside.splitlines():
+        for name in set(re.findall(r"zoo `(\w+)`", line)) & names:
+            notes = json.loads((ZOO / name / "card.json").read_text())["notes"]
+            unsourced += [f"{name}: {s}" for s in re.findall(SCORE, line) if s not in notes]
+    assert not unsourced, f"README.md scores of zoo agents not on their cards: {unsourced}"
+
+
+if __name__ == "__main__":
+    README.write_text(with_zoo_table(README.read_text()))

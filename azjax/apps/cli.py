@@ -5,6 +5,8 @@
     azjax train --workdir runs/c4 --config.train.num_iterations=600   # resume, go on longer
     azjax train --config othello:cpu6 --print-config       # the resolved config, at once
     azjax evaluate --workdir runs/c4 --opponent mcts:800 --games 200
+    azjax evaluate --agent go_9x9 --opponent 'gtp:"gnugo --mode gtp --level 0"' --games 20
+    azjax mistakes --workdir runs/c4 --simulations 0,32,200   # against perfect play
     azjax play --workdir runs/c4
     azjax zoo                                               # the shipped trained agents
     azjax serve --agent connect_four                        # play one in the browser
@@ -41,38 +43,58 @@ def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
     from azjax.matches import arena  # noqa: PLC0415
     from azjax.types import UserError  # noqa: PLC0415
 
-    parse_opponent_spec(args.opponent)
+    kind, parsed = parse_opponent_spec(args.opponent)  # a bad spec: one line, at once
+    if kind == "engine" and args.sgf:
+        raise UserError("--sgf records batched matches, not games against an outside engine")
     agent = agent_lib.load_agent(args.workdir, num_simulations=args.simulations, search=overrides)
-    opponent, params = agent_lib.make_opponent(
-        agent.game, args.opponent, num_simulations=args.simulations
-    )
     opening = args.opening_plies
-    if opening is None:
-        opening = 2 if parse_opponent_spec(args.opponent)[0] == "workdir" else 0
+    if opening is None:  # random openings between deterministic players
+        opening = 2 if kind == "workdir" or getattr(parsed, "protocol", "") == "solver" else 0
     if opening >= agent.game.max_episode_length:
         raise UserError(
             f"--opening-plies must be below the longest game of {agent.game.name} "
             f"({agent.game.max_episode_length} plies), got {opening}"
         )
-    match = jax.jit(
-        arena.make_match(
-            agent.game, agent.player, opponent, num_games=args.games, opening_plies=opening
-        )
-    )
     if args.sgf:
         sgf.check_go(agent.game)
-    result = match(agent.variables, params, jax.random.PRNGKey(args.seed))
-    summary = arena.summarize(jax.device_get(result.outcomes))
+    outcomes, reasons, result = agent_lib.play_opponent(
+        agent,
+        args.opponent,
+        num_games=args.games,
+        key=jax.random.PRNGKey(args.seed),
+        opening_plies=opening,
+        seed=args.seed,
+        num_simulations=args.simulations,
+    )
+    summary = arena.summarize(outcomes)
     changed = "".join(f", {key}={value}" for key, value in (overrides or {}).items())
+    forfeits = f"; {len(reasons)} forfeited by the engine ({reasons[0]})" if reasons else ""
     print(
         f"{args.workdir} (iteration {agent.iteration}, {agent.num_simulations} "
-        f"simulations{changed}) vs {args.opponent}: {summary.format()}"
+        f"simulations{changed}) vs {args.opponent}: {summary.format()}{forfeits}"
     )
     if args.sgf:
         name = f"azjax-{agent.iteration}"
         records = sgf.match_records(agent.game, result, name, args.opponent)
         paths = sgf.write_records(args.sgf, "arena", records)
         print(f"wrote {len(paths)} SGF files to {args.sgf}")
+    return 0
+
+
+def _mistakes(args) -> int:
+    from azjax.matches import agent as agent_lib  # noqa: PLC0415
+    from azjax.matches import mistakes  # noqa: PLC0415
+
+    if args.out:
+        mistakes.append_records(args.out, [])  # a file that cannot be written: one line now
+    agent = agent_lib.load_agent(args.workdir, step=args.step)
+    mistakes.require_connect_four(agent.game, args.workdir)
+    positions = mistakes.make_positions(args.positions, seed=args.seed)
+    for count in args.simulations:
+        record = mistakes.measure(agent, positions, count, name=args.workdir, seed=args.seed)
+        print(mistakes.format_record(record), flush=True)
+        if args.out:
+            mistakes.append_records(args.out, [record])
     return 0
 
 
@@ -254,6 +276,7 @@ def _bench(args) -> int:
 COMMANDS = {
     "train": train,
     "evaluate": _evaluate,
+    "mistakes": _mistakes,
     "play": _play,
     "serve": _serve,
     "selfplay": _selfplay,

@@ -137,7 +137,8 @@ def parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--opponent",
         default="mcts:200",
-        help="random, mcts:N (pure MCTS, N simulations), workdir:PATH or zoo:NAME",
+        help="random, mcts:N (pure MCTS, N simulations), workdir:PATH, zoo:NAME, an outside "
+        'engine (gtp:"COMMAND", uci:"COMMAND" depth=D) or solver (Connect Four)',
     )
     evaluate.add_argument(
         "--games", type=_even_count, default=100, help="games (even), half as first"
@@ -152,7 +153,7 @@ def parser() -> argparse.ArgumentParser:
         "--opening-plies",
         type=_count(0),
         default=None,
-        help="random opening moves (default 0; 2 against another workdir)",
+        help="random opening moves (default 0; 2 against another workdir or the solver)",
     )
     evaluate.add_argument("--seed", type=_count(0), default=0)
     evaluate.add_argument("--sgf", default=None, help="write the games as SGF to this folder (go)")
@@ -284,7 +285,7 @@ def parser() -> argparse.ArgumentParser:
         nargs="+",
         default=None,
         help="RUN, RUN@STEP, RUN@every:K, RUN@all, zoo:NAME, random, mcts:N, minimax, "
-        'gtp:"COMMAND", uci:"COMMAND" depth=D (default: the players already in DIR)',
+        'gtp:"COMMAND", uci:"COMMAND" depth=D, solver (default: the players already in DIR)',
     )
     tournament.add_argument("--game", default=None, help="the game when no player is a run")
     tournament.add_argument(
@@ -320,11 +321,13 @@ def parser() -> argparse.ArgumentParser:
     )
 
     from azjax.apps.ablation_args import add_parser as add_ablation  # noqa: PLC0415
+    from azjax.apps.mistakes_args import add_parser as add_mistakes  # noqa: PLC0415
     from azjax.apps.sweeps.arguments import add_parser as add_sweep  # noqa: PLC0415
 
     sweep = add_sweep(commands, _count)
     add_hosts_arguments(sweep, "one worker over the devices of several processes (a pod slice)")
     add_ablation(commands, _count, _even_count)
+    add_mistakes(commands, _count, _agent_arguments)
     commands.add_parser("games", help="list the registered games")
 
     zoo = commands.add_parser(

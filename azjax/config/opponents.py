@@ -1,10 +1,12 @@
-"""Opponent specs of the command line and the config: outside engines.
+"""Opponent specs of the command line and the config: outside engines and the solver.
 
 `parse_engine_spec` reads the engine specs of the command line:
 
     gtp:"gnugo --mode gtp --level 5"          Go over GTP (`gtp_client.GtpPlayer`)
     uci:fairy-stockfish depth=1               Xiangqi over UCI (`uci_client.UciPlayer`)
     uci:pikafish movetime=200 timeout=30
+    solver                                    perfect Connect Four play (`solver.SolverPlayer`:
+                                              bitbully, in this process; the solver extra)
 
 The command is quoted when it holds spaces; options follow as key=value: for both
 `timeout=SECONDS` (per answer, default 30); for GTP `cleanup=true|false` (default true: moves
@@ -28,8 +30,8 @@ class EngineSpec:
     """A parsed engine spec (`engines.open_player` starts a player from it).
 
     Attributes:
-      protocol: "gtp" (Go) or "uci" (Xiangqi).
-      command: the engine's command line.
+      protocol: "gtp" (Go), "uci" (Xiangqi) or "solver" (Connect Four).
+      command: the engine's command line ("" for the solver, which runs no program).
       options: the key=value options, typed (see the module docstring).
     """
 
@@ -39,17 +41,29 @@ class EngineSpec:
 
     @property
     def name(self) -> str:
-        return f"{self.protocol}:{self.command}"
+        return f"{self.protocol}:{self.command}" if self.command else self.protocol
 
     def plays(self, game: Game) -> bool:
         """Whether this engine's protocol plays `game`."""
-        return games.family_of(game) == ("go" if self.protocol == "gtp" else "xiangqi")
+        return games.family_of(game) == _FAMILIES[self.protocol]
 
     def require_plays(self, game: Game, spec: str | None = None) -> None:
         """Raises UserError (naming `spec`, the user's words, or the engine) unless this
         engine's protocol plays `game`."""
         if not self.plays(game):
-            raise UserError(f"{spec or self.name} ({self.protocol}) cannot play {game.name}")
+            raise UserError(
+                f"{spec or self.name} cannot play {game.name}: {self.protocol} plays "
+                f"{_FAMILIES[self.protocol]} only"
+            )
+
+
+_FAMILIES = {"gtp": "go", "uci": "xiangqi", "solver": "connect_four"}  # protocol -> family
+
+
+def is_engine_spec(spec: str) -> bool:
+    """Whether an opponent spec names an outside engine or the solver (`parse_engine_spec`)."""
+    spec = spec.strip()
+    return spec == "solver" or spec.startswith(("gtp:", "uci:"))
 
 
 def _boolean(text: str) -> bool:
@@ -80,11 +94,13 @@ _OPTIONS = {  # protocol -> option -> (type, check, what it must be)
 
 def parse_engine_spec(spec: str) -> EngineSpec:
     """Reads `gtp:COMMAND [key=value ...]` or `uci:COMMAND [key=value ...]`; COMMAND is
-    quoted when it holds spaces (`gtp:"gnugo --mode gtp --level 5"`).
+    quoted when it holds spaces (`gtp:"gnugo --mode gtp --level 5"`); or `solver`.
 
     Raises:
       UserError: a spec that is not of that form, or an unknown or bad option (one line).
     """
+    if spec.strip() == "solver":
+        return EngineSpec("solver", "", {})
     protocol, colon, rest = spec.strip().partition(":")
     protocol = protocol.lower()
 

@@ -21,7 +21,7 @@ from azjax.core.minimax import make_minimax_player
 from azjax.core.networks import Network
 from azjax.core.selfplay_rules import choose_action
 from azjax.games import Game, State
-from azjax.matches import zoo
+from azjax.matches import arena, zoo
 from azjax.matches.arena import random_player, search_player
 from azjax.paths import workdir_path
 from azjax.runs import checkpoint
@@ -220,7 +220,8 @@ def selfplay_player(agent: Agent) -> Player:
 
 def make_opponent(game: Game, spec: str, *, num_simulations: int | None = None):
     """Returns (player, params) for an opponent spec: random, minimax (exact play, Tic-tac-toe
-    only), mcts:N or workdir:PATH."""
+    only), mcts:N or workdir:PATH. Outside engines and the solver play host games
+    (`play_opponent`)."""
     kind, argument = parse_opponent_spec(spec)
     if kind == "random":
         return random_player(game), None
@@ -231,12 +232,59 @@ def make_opponent(game: Game, spec: str, *, num_simulations: int | None = None):
         return search_player(make_mcts_baseline(game, num_simulations=argument)), None
     if kind == "ladder":
         raise UserError(f"opponent {spec!r} plays only in training evaluations (eval.opponents)")
-    if kind in ("previous", "engine"):
+    if kind == "previous":
         raise UserError(
             f"opponent {spec!r} plays only in training evaluations (eval.opponents) and in "
             "`azjax tournament`"
         )
+    if kind == "engine":
+        raise UserError(f"opponent {spec!r} plays host games, one at a time (`play_opponent`)")
     agent = load_agent(argument, num_simulations=num_simulations)
     if agent.game.name != game.name or agent.game.num_actions != game.num_actions:
         raise UserError(f"opponent {argument} plays {agent.game.name}, not {game.name}")
     return agent.player, agent.variables
+
+
+def play_opponent(
+    agent: Agent,
+    spec: str,
+    *,
+    num_games: int,
+    key: PRNGKey,
+    opening_plies: int = 0,
+    seed: int = 0,
+    num_simulations: int | None = None,
+):
+    """The agent against an opponent spec, half the games as first player.
+
+    Outside engines and the solver play host games one at a time (`arena.engine_outcomes`),
+    the others one batched match (`arena.make_match`).
+
+    Returns:
+      (outcomes, reasons, result): the agent's outcome in each game (+1, 0, -1); the reasons
+      of the host games that did not end by the rules (the engine lost them); the batched
+      match's `MatchResult`, None for host games.
+
+    Raises:
+      UserError: a bad spec, or an opponent that cannot play the agent's game.
+    """
+    kind, argument = parse_opponent_spec(spec)
+    if kind == "engine":
+        argument.require_plays(agent.game, f"opponent {spec}")
+        outcomes, reasons = arena.engine_outcomes(
+            agent.game,
+            jax.jit(agent.player),
+            agent.variables,
+            argument,
+            num_games=num_games,
+            key=key,
+            seed=seed,
+            opening_plies=opening_plies,
+        )
+        return outcomes, reasons, None
+    opponent, params = make_opponent(agent.game, spec, num_simulations=num_simulations)
+    match = arena.make_match(
+        agent.game, agent.player, opponent, num_games=num_games, opening_plies=opening_plies
+    )
+    result = jax.jit(match)(agent.variables, params, key)
+    return [float(x) for x in jax.device_get(result.outcomes)], [], result

@@ -353,10 +353,11 @@ def engine_outcomes(
     seed: int = 0,
     timeout: float | None = None,
     step=None,
+    opening_plies: int = 0,
 ) -> tuple[list[float], list[str]]:
-    """An azjax player against an outside engine: `num_games` host games, the player first
-    in the even ones. Returns the player's outcome in each game (+1 win, 0 draw, -1 loss)
-    and the reasons of the games that did not end by the rules (`play_host_game`).
+    """An azjax player against an outside engine or the solver: `num_games` host games (the
+    player first in the even ones) after `opening_plies` random moves. Returns the player's
+    outcome in each game (+1, 0, -1) and the reasons of those not ended by the rules.
 
     Args:
       player: the player function, jitted (`DeviceHostPlayer`).
@@ -370,8 +371,9 @@ def engine_outcomes(
         for index in range(num_games):
             agent_first = index % 2 == 0
             first, second = (agent, opponent) if agent_first else (opponent, agent)
+            game_key = jax.random.fold_in(key, index)
             score, _, reason = play_host_game(
-                game, first, second, opening_plies=0, key=jax.random.fold_in(key, index), step=step
+                game, first, second, opening_plies=opening_plies, key=game_key, step=step
             )
             outcomes.append((2 * score - 1) * (1 if agent_first else -1))
             if reason:

@@ -15,7 +15,8 @@ Loading an agent restores `params` (not the trainer item). Reading checkpoints b
 one that cannot be read to `workdir/checkpoints_damaged/`, is `checkpoint_restore`, to which a
 `Checkpointer` hands its orbax manager. Where the `checkpoints` folder vanishes under a run
 (deleted while it trains), it is made again with a one-line warning and the run goes on; a
-full disk is one `RunError` line. orbax's own log records and the "Event loop is closed" noise
+full disk is one `RunError` line; what a save cut short left (orbax's temporary folder) is
+removed when the run resumes. orbax's own log records and the "Event loop is closed" noise
 of its abandoned reads are silenced: every failure they report reaches the caller as an
 exception. Cloud storage that stops answering (after tensorstore's own retries, 32 over about
 a quarter of an hour) is one `RunError` line too, naming the last complete checkpoint, from
@@ -76,6 +77,10 @@ class Checkpointer:
         so two checkpointers saving in turn (a population's members), one finishing in the
         background while the next starts, met at one barrier name twice and failed with
         "Barrier ... is already ongoing" (seen twice in a sweep spanning two processes).
+      clean_up: remove what saves cut short left (orbax's `STEP.orbax-checkpoint-tmp`
+        folders, from a kill or a vanished folder; orbax removes them in the background and
+        waits for that before its first save). Only for the run's own trainer: a reader must
+        not remove the save in flight of a run training meanwhile.
     """
 
     def __init__(
@@ -86,6 +91,7 @@ class Checkpointer:
         save_interval_steps: int = 1,
         asynchronous: bool = True,
         barrier_prefix: str | None = None,
+        clean_up: bool = False,
     ):
         self.workdir = workdir_path(workdir)
         if is_local(self.workdir):
@@ -93,7 +99,7 @@ class Checkpointer:
         self.directory = self.workdir / "checkpoints"
         self._pending: int | None = None  # the step being written in the background
         self._lost = 0  # saves lost in a row to a vanished folder
-        self._settings = (max_to_keep, save_interval_steps, asynchronous, barrier_prefix)
+        self._settings = (max_to_keep, save_interval_steps, asynchronous, barrier_prefix, clean_up)
         silence_orbax()
         try:
             self._manager = self._make_manager()
@@ -102,7 +108,7 @@ class Checkpointer:
         self._folder = FolderWatch(self.directory)  # notices the folder deleted under a run
 
     def _make_manager(self) -> ocp.CheckpointManager:
-        max_to_keep, save_interval_steps, asynchronous, barrier_prefix = self._settings
+        max_to_keep, save_interval_steps, asynchronous, barrier_prefix, clean_up = self._settings
         policy = checkpoint_managers.AnySavePolicy(
             [
                 checkpoint_managers.FixedIntervalPolicy(save_interval_steps),
@@ -113,6 +119,7 @@ class Checkpointer:
             max_to_keep=max_to_keep,
             enable_async_checkpointing=asynchronous,
             create=True,
+            cleanup_tmp_directories=clean_up,
             save_decision_policy=policy,
             multiprocessing_options=ocp.options.MultiprocessingOptions(
                 barrier_sync_key_prefix=barrier_prefix

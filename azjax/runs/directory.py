@@ -18,6 +18,7 @@ from azjax import config as config_lib
 from azjax.runs.checkpoint import Checkpointer
 from azjax.faults import is_disk_full
 from azjax.runs.metrics import parse_lines
+from azjax.runs.trackers import require_extras
 from azjax.paths import is_local, read_text, workdir_path, write_atomically  # noqa: F401  (part of this module's API)
 from azjax.stats import wilson_interval
 from azjax.types import RunError, UserError
@@ -160,7 +161,9 @@ def prepare_workdir(
         config differs in keys that change what the run computes and `allow_config_change`
         is False.
       RunError: the disk is full.
+      ModuleNotFoundError: a tracker's extra is missing (one line; nothing written).
     """
+    require_extras(config)
     workdir = workdir_path(workdir)
     path = workdir / "config.json"
     given = json.loads(config_lib.to_json(config))

@@ -37,7 +37,7 @@ from azjax.paths import copy_tree, is_local, read_json, workdir_path
 from azjax.config.schema import LOGGERS
 from azjax.types import UserError
 
-__all__ = ["LOGGERS", "Profiler", "open_trackers"]
+__all__ = ["LOGGERS", "Profiler", "open_trackers", "require_extras"]
 
 IDS_FILE = "trackers.json"  # the W&B and MLflow run ids of a run, for resuming
 
@@ -85,10 +85,11 @@ class TensorBoard:
 
             text = json.dumps(json.loads(config_lib.to_json(config)), indent=2)
             self.writer.add_text("config", f"```\n{text}\n```", 0)
-            # HParams: the settings, and the scalar to compare runs by (logged as usual).
-            file_writer = self.writer._get_file_writer()
+            # HParams: the settings, and the scalar to compare runs by (logged as usual), in
+            # this run's own events (`add_hparams` would write them to a folder of its own,
+            # which TensorBoard shows as another run, without this run's scalars).
             for summary in hparams(_flat_config(config), {"eval/elo": math.nan}):
-                file_writer.add_summary(summary, 0)
+                self.writer.file_writer.add_summary(summary, 0)
             self.writer.flush()
             self._upload()
 
@@ -190,6 +191,13 @@ class Mlflow:
 def mlflow_key(key: str) -> str:
     """A metric name MLflow accepts (letters, digits, `_ - . / space`): others become `_`."""
     return re.sub(r"[^\w\-./ ]", "_", key)
+
+
+def require_extras(config) -> None:
+    """Raises `extras.require`'s one-line ModuleNotFoundError where a tracker of
+    `train.loggers` needs an extra that is not installed (checked before a run's workdir is
+    made, so a refused run leaves none)."""
+    extras.require(*(name for name in ("wandb", "mlflow") if name in tuple(config.train.loggers)))
 
 
 def open_trackers(config, workdir, resume_iteration: int, *, tensorboard: bool = True) -> list:

@@ -97,6 +97,7 @@ class Member:
             max_to_keep=settings.keep_checkpoints,
             save_interval_steps=settings.checkpoint_every,
             barrier_prefix=None if index is None else f"azjax_member_{index}",
+            clean_up=True,
         )
         return cls(config, workdir, checkpointer, settings)
 

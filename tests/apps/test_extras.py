@@ -38,6 +38,24 @@ def test_a_command_names_the_missing_extra_in_one_line(tmp_path, module, argv, e
     ]
 
 
+@pytest.mark.parametrize("tracker", ["wandb", "mlflow"])
+def test_a_run_refused_for_a_missing_tracker_leaves_no_workdir(tmp_path, tracker):
+    """The trackers' extras are checked before the run's folder is made: no half-made run
+    is left behind to resume or remove."""
+    loggers = f"--config.train.loggers=('{tracker}',)"
+    argv = ["train", "--config", "tic_tac_toe", "--workdir", "run", loggers]
+    code = WITHOUT.format(module=tracker, argv=argv)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        f"azjax: error: azjax train: {tracker} is not installed: "
+        f"pip install 'azjax[{tracker}]' (the {tracker} extra)"
+    ]
+    assert not (tmp_path / "run").exists()
+
+
 def test_python_callers_get_the_extra_named_and_other_errors_unchanged(monkeypatch):
     monkeypatch.setitem(sys.modules, "optuna", None)
     with pytest.raises(ModuleNotFoundError, match=r"pip install 'azjax\[sweep\]'") as caught:

@@ -105,6 +105,23 @@ def test_finished_run_layout(finished_run):
     assert iterations(finished_run) == [1, 2, 3, 4]
 
 
+def test_a_save_cut_short_is_removed_on_resume(finished_run, run_copy, tmp_path):
+    """orbax's temporary folder of a save that a kill (or a vanished folder) cut short is
+    removed when the run resumes, in a single process too, and the run goes on as it would
+    have without it. (A save of the same step again replaces it: these name steps that are
+    not saved again, as after a preemption's off-interval save, or an older orbax's name.)"""
+    folders = ("4.orbax-checkpoint-tmp-1764000000", "7.orbax-checkpoint-tmp")
+    for name in folders:
+        shutil.copytree(finished_run / "checkpoints" / "4", run_copy / "checkpoints" / name)
+    clean = tmp_path / "clean"
+    shutil.copytree(finished_run, clean)
+    state = train_lib.train(recovery_config(5), run_copy, quiet=True)
+    assert not [p.name for p in (run_copy / "checkpoints").iterdir() if "orbax" in p.name]
+    assert checkpoint_steps(run_copy) == [3, 4, 5] and iterations(run_copy) == [1, 2, 3, 4, 5]
+    expected = train_lib.train(recovery_config(5), clean, quiet=True)
+    assert_same_variables(state.train_state.variables, expected.train_state.variables)
+
+
 @pytest.mark.parametrize("how", ["truncate", "overwrite"])
 def test_damaged_newest_checkpoint_resume_falls_back(run_copy, how, capfd):
     assert damage_files(run_copy / "checkpoints" / "4", how) > 0

@@ -7,12 +7,13 @@ import importlib.util
 import json
 import os
 import struct
+import sys
 
 import pytest
 from conftest import tiny_config
 
 from azjax.runs.metrics import read_metrics
-from azjax.runs.trackers import mlflow_key
+from azjax.runs.trackers import TensorBoard, mlflow_key
 from azjax.training import train as train_lib
 
 FLOAT = 1e-5
@@ -94,6 +95,41 @@ def test_tensorboard_holds_the_records_the_config_as_text_and_hparams(tmp_path):
     assert set(logged) == set(expected)
     assert all(abs(logged[k] - expected[k]) <= FLOAT * max(1, abs(expected[k])) for k in logged)
     assert "config/text_summary" in tags and {"text", "hparams"} <= plugins
+
+
+def test_hparams_go_into_the_runs_own_events_through_public_api(tmp_path, monkeypatch):
+    """TensorBoard's HParams view finds the config and the metric to compare runs by in the
+    run's own folder, beside the scalar it names; tensorboardX's private methods are its own."""
+    from tensorboardX import SummaryWriter  # noqa: PLC0415
+    from tensorboardX.proto.plugin_hparams_pb2 import HParamsPluginData  # noqa: PLC0415
+
+    private = SummaryWriter._get_file_writer
+
+    def only_inside_tensorboardx(writer):
+        caller = sys._getframe(1).f_globals["__name__"]
+        assert caller.startswith("tensorboardX."), f"{caller} calls a private tensorboardX method"
+        return private(writer)
+
+    monkeypatch.setattr(SummaryWriter, "_get_file_writer", only_inside_tensorboardx)
+    config = _config(("tensorboard",))
+    tracker = TensorBoard(tmp_path, 0, config)
+    tracker.log({"iteration": 1, "eval/elo": 12.5})
+    tracker.close()
+    hparams, scalars = {}, {}
+    for event in _events(tmp_path / "tensorboard"):
+        for value in event.summary.value:
+            if value.metadata.plugin_data.plugin_name == "hparams":
+                content = value.metadata.plugin_data.content
+                hparams[value.tag] = HParamsPluginData.FromString(content)
+            elif value.HasField("simple_value"):
+                scalars[(event.step, value.tag)] = value.simple_value
+    experiment = hparams["_hparams_/experiment"].experiment
+    assert [m.name.tag for m in experiment.metric_infos] == ["eval/elo"]
+    assert "learner.learning_rate" in {h.name for h in experiment.hparam_infos}
+    settings = hparams["_hparams_/session_start_info"].session_start_info.hparams
+    assert settings["learner.learning_rate"].number_value == config.learner.learning_rate
+    assert settings["game"].string_value == config.game
+    assert scalars == {(1, "eval/elo"): 12.5}
 
 
 def test_wandb_offline_holds_the_records_and_a_resume_logs_on(tmp_path, monkeypatch):

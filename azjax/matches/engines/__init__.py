@@ -1,4 +1,5 @@
-"""Outside engines as players: GNU Go, KataGo over GTP; Fairy-Stockfish, Pikafish over UCI.
+"""Outside engines as players: GNU Go, KataGo over GTP; Fairy-Stockfish, Pikafish over UCI;
+and the Connect Four solver (`solver`, bitbully in this process).
 
     from azjax.matches import engines
     spec = engines.parse_engine_spec('gtp:"gnugo --mode gtp --level 5"')
@@ -6,8 +7,9 @@
         player.start(game, state)
 
 `base` holds the guarded subprocess (`EngineProcess`), the player interface (`HostPlayer`)
-and the specs; `gtp_client` and `uci_client` the players of each protocol. azjax's own
-engines, which GUIs and other programs talk to, are in `azjax.apps.protocols`.
+and the specs; `gtp_client` and `uci_client` the players of each protocol, `solver` the
+solver's. azjax's own engines, which GUIs and other programs talk to, are in
+`azjax.apps.protocols`.
 """
 
 import dataclasses
@@ -21,6 +23,7 @@ from azjax.matches.engines.base import (
     HostPlayer,
 )
 from azjax.matches.engines.gtp_client import GtpPlayer
+from azjax.matches.engines.solver import SolverPlayer
 from azjax.matches.engines.uci_client import UciPlayer
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "EngineSpec",
     "GtpPlayer",
     "HostPlayer",
+    "SolverPlayer",
     "UciPlayer",
     "open_player",
     "parse_engine_spec",
@@ -52,5 +56,5 @@ def open_player(spec: EngineSpec | str, *, timeout: float | None = None) -> Host
         spec = parse_engine_spec(spec)
     if timeout is not None:
         spec = dataclasses.replace(spec, options={"timeout": timeout, **spec.options})
-    player = GtpPlayer if spec.protocol == "gtp" else UciPlayer
+    player = {"gtp": GtpPlayer, "uci": UciPlayer, "solver": SolverPlayer}[spec.protocol]
     return player(spec.command, **spec.options)

@@ -11,6 +11,7 @@ Specs (`azjax tournament --players ...`):
     random, minimax, mcts:N        the baselines (minimax: Tic-tac-toe only)
     gtp:"COMMAND" [OPTIONS]        an outside Go engine speaking GTP
     uci:"COMMAND" [OPTIONS]        an outside Xiangqi engine speaking UCI (depth=D, nodes=N)
+    solver                         perfect Connect Four play (bitbully; the solver extra)
 
 A checkpoint plays with its run's evaluation search (no noise), at the run's evaluation
 simulations unless `simulations` is given. Players of one run share one compiled search, so
@@ -23,6 +24,7 @@ import re
 
 import jax
 
+from azjax.config.opponents import is_engine_spec
 from azjax.config.schema import MAX_SIMULATIONS, parse_simulations
 from azjax.games import Game
 from azjax.matches import agent as agent_lib
@@ -43,7 +45,7 @@ class PlayerInfo:
 
     Attributes:
       name: the name in the game log and the ratings (RUN@STEP, mcts:400, gtp:...).
-      kind: "checkpoint", "baseline" or "engine".
+      kind: "checkpoint", "baseline" or "engine" (outside engines and the solver).
       run: the run directory of a checkpoint (as given, normalised).
       step: the checkpoint's iteration.
       simulations: the checkpoint's search simulations per move.
@@ -97,7 +99,7 @@ def _valid(info: PlayerInfo) -> bool:
     if info.kind == "baseline":
         return _baseline_problem(info.name) is None and info.run is None
     if info.kind == "engine":
-        return info.name.startswith(("gtp:", "uci:")) and info.run is None
+        return is_engine_spec(info.name) and info.run is None
     return (
         info.kind == "checkpoint"
         and isinstance(info.run, str)
@@ -136,7 +138,7 @@ def resolve(spec: str, *, simulations: int | None = None) -> list[PlayerInfo]:
         if problem:
             raise UserError(f"bad player {spec!r}: {problem}")
         return [PlayerInfo(name=spec, kind="baseline", deterministic=spec == "minimax")]
-    if spec.startswith(("gtp:", "uci:")):
+    if is_engine_spec(spec):
         parse_engine_spec(spec)  # a one-line error now rather than mid-tournament
         return [PlayerInfo(name=spec, kind="engine")]
     if zoo.is_zoo(spec):

@@ -278,7 +278,7 @@ def _refuse_untrusted_engines(pairs: list[tuple[PlayerInfo, PlayerInfo]], given:
     """
     for pair in pairs:
         for info in pair:
-            if info.kind == "engine" and info.name not in given:
+            if info.kind == "engine" and info.name not in {*given, "solver"}:  # no program
                 raise UserError(
                     f"the tournament's settings name the engine {info.name}, a program azjax "
                     "would run: give that spec in --players to run it (or --trust-engines to "

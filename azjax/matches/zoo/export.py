@@ -13,7 +13,7 @@ import jax
 
 from azjax.config import parse_opponent_spec
 from azjax.matches import arena, zoo
-from azjax.matches.agent import load_agent, make_opponent
+from azjax.matches.agent import load_agent, play_opponent
 from azjax.matches.tournament.log import GameLog, read_settings, score_of
 from azjax.paths import workdir_path
 from azjax.runs.metrics import read_metrics
@@ -46,33 +46,24 @@ def rate(agent, opponents: list[str], games: int, seed: int, engine_games=None) 
     """The agent's score and Elo (95% Wilson intervals) against each opponent, half the
     games with each colour: `games` batched games against azjax's own opponents, and
     `engine_games` (default `games`) host games one at a time against an outside engine
-    (`gtp:"COMMAND"`, `uci:"COMMAND"`), whose games that did not end by the rules (the
-    engine failed, resigned or played an illegal move: it lost) are counted as `forfeits`.
+    (`gtp:"COMMAND"`, `uci:"COMMAND"`) or the solver (`agent.play_opponent`), whose games
+    that did not end by the rules (the engine failed, resigned or played an illegal move:
+    it lost) are counted as `forfeits`.
 
     Raises:
       UserError: a bad opponent, or an engine that cannot play the agent's game.
     """
     ratings = []
     for index, spec in enumerate(opponents):
-        key, extra = jax.random.PRNGKey(seed + index), {}
-        kind, engine = parse_opponent_spec(spec)
-        if kind == "engine":
-            engine.require_plays(agent.game, f"opponent {spec}")
-            outcomes, reasons = arena.engine_outcomes(
-                agent.game,
-                jax.jit(agent.player),
-                agent.variables,
-                engine,
-                num_games=engine_games or games,
-                key=key,
-                seed=seed,
-            )
-            extra = {"forfeits": len(reasons)}
-        else:
-            opponent, params = make_opponent(agent.game, spec)
-            match = arena.make_match(agent.game, agent.player, opponent, num_games=games)
-            outcomes = jax.device_get(jax.jit(match)(agent.variables, params, key).outcomes)
-        ratings.append(_rating(spec, outcomes, extra))
+        engine = parse_opponent_spec(spec)[0] == "engine"
+        outcomes, reasons, _ = play_opponent(
+            agent,
+            spec,
+            num_games=(engine_games or games) if engine else games,
+            key=jax.random.PRNGKey(seed + index),
+            seed=seed,
+        )
+        ratings.append(_rating(spec, outcomes, {"forfeits": len(reasons)} if engine else {}))
     return ratings
 
 
