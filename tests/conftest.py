@@ -218,6 +218,25 @@ def require_program(name: str, *, install: str, paths: Sequence[str] = ()) -> st
     pytest.skip(reason)
 
 
+def run_cli(capsys, *argv):
+    """`azjax ARGV` in-process: (exit status, stdout, stderr)."""
+    from azjax.apps import cli  # noqa: PLC0415
+
+    status = cli.main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def assert_user_error(capsys, argv, *fragments):
+    """`azjax ARGV` exits with status 2 and one `azjax: error:` line holding `fragments`."""
+    status, _, err = run_cli(capsys, *argv)
+    assert status == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("azjax: error: "), err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
 def untrained_run(workdir, config):
     """A run directory holding `config` and freshly initialised network variables at
     iteration 0 (enough for anything that loads an agent: evaluate, selfplay, gtp)."""

@@ -7,25 +7,10 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO, TESTS, subprocess_env, tiny_config
+from conftest import REPO, TESTS, assert_user_error, run_cli, subprocess_env, tiny_config
 
 from azjax.apps import cli, cli_train, serve
 from azjax.training import train as train_lib
-
-
-def run_cli(capsys, *argv):
-    status = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def assert_user_error(capsys, argv, *fragments):
-    status, _, err = run_cli(capsys, *argv)
-    assert status == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("azjax: error: "), err
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module")

@@ -6,25 +6,16 @@ import subprocess
 import sys
 
 import pytest
-from conftest import require_program, subprocess_env, tiny_config, untrained_run
+from conftest import (
+    assert_user_error,
+    require_program,
+    run_cli,
+    subprocess_env,
+    tiny_config,
+    untrained_run,
+)
 
 from azjax import extras
-from azjax.apps import cli
-
-
-def run_cli(capsys, *argv):
-    status = cli.main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def assert_user_error(capsys, argv, *fragments):
-    status, _, err = run_cli(capsys, *argv)
-    assert status == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("azjax: error: "), err
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def require_bitbully() -> None:
