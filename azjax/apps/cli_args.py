@@ -43,7 +43,9 @@ SIMULATIONS = _count(1, 1_000_000)
 
 
 def _agent_name(text: str) -> str:
-    """An argparse type: the name of a shipped agent (`--agent`, `--opponent-agent`)."""
+    """An argparse type: the name of a shipped agent (`--agent`, `--opponent-agent`), also
+    spelled `zoo:NAME` as opponent specs spell it."""
+    text = text.removeprefix("zoo:")
     if not text.strip():
         raise argparse.ArgumentTypeError(
             f"expected the name of a shipped agent (`azjax zoo --names`), got {text!r}"

@@ -166,11 +166,18 @@ def test_bad_opponent_and_games(capsys, trained):
 
 
 @pytest.mark.parametrize("command", ["play", "evaluate", "selfplay", "gtp", "uci", "serve"])
-@pytest.mark.parametrize("name", ["", "  "])
+@pytest.mark.parametrize("name", ["", "  ", "zoo:"])
 def test_an_empty_agent_name_is_a_user_error(capsys, command, name):
     assert_user_error(
         capsys, [command, "--agent", name], "argument --agent", "the name of a shipped agent"
     )
+
+
+@pytest.mark.parametrize("spelling", ["tic_tac_toe", "zoo:tic_tac_toe"])
+def test_agent_takes_a_name_or_a_zoo_spec(capsys, spelling):
+    status, out, err = run_cli(capsys, "evaluate", "--agent", spelling, "--games", "2")
+    assert status == 0, err
+    assert out.startswith("zoo:tic_tac_toe (iteration "), out
 
 
 def test_an_empty_opponent_agent_is_a_user_error(capsys, monkeypatch, trained):

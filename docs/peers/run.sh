@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Peers side by side (docs/peers.md): azjax and pgx's AlphaZero example on Connect Four, each
+# for the same wall-clock minutes on the same machine, one after the other on an idle
+# machine, then every checkpoint rated on one ladder, head to head and against perfect play.
+#
+# usage: bash docs/peers/run.sh OUT [MINUTES]   (from the repository, its venv active)
+# The peer's code is fetched at a named commit into OUT and run from there; none of it
+# enters this repository.
+set -euo pipefail
+OUT=$(realpath -m "$1"); MINUTES=${2:-30}
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+PGX_COMMIT=079b2d730e3845c25d49d99e0ccf9a374dd04cb9  # sotetsuk/pgx, 2025-02-16
+mkdir -p "$OUT" && cd "$OUT"
+
+# pgx's example and its requirements (examples/alphazero/requirements.txt) in their own venv.
+if [ ! -d pgx ]; then
+  git init -q pgx && git -C pgx fetch -q --depth 1 https://github.com/sotetsuk/pgx "$PGX_COMMIT"
+  git -C pgx checkout -q FETCH_HEAD -- examples/alphazero
+fi
+if [ ! -d venv ]; then
+  python3 -m venv venv
+  # Training: the example's requirements as of its commit (jax 0.10 removed the
+  # `jax.device_put_replicated` it calls).
+  venv/bin/pip install -q "jax[cpu]==0.5.3" "pgx==2.6.0" "dm-haiku==0.0.14" "mctx==0.0.5" \
+    "optax==0.2.4" omegaconf pydantic wandb
+fi
+if [ ! -d rate-venv ]; then  # rating: azjax with Haiku beside it, to run pgx's network
+  python3 -m venv rate-venv && rate-venv/bin/pip install -q -e "$REPO[solver]" dm-haiku
+fi
+
+# azjax: the connect_four experiment as shipped, without its in-run evaluation (the peers'
+# runs do not rate either), a checkpoint every 10 iterations, all kept.
+[ -d azjax_c4 ] || azjax train --config connect_four --workdir azjax_c4 \
+  --config.eval.every=0 --config.train.keep_checkpoints=1000 \
+  --config.train.checkpoint_every=10 --config.train.max_minutes="$MINUTES" > azjax_c4.log 2>&1
+# pgx: its recommended settings (Gumbel AlphaZero, 32 simulations, Adam 1e-3, batches of 4096,
+# 256-ply self-play chunks), scaled to this CPU where it cannot run them (128 x 6 blocks and
+# 1,024 games would not finish one iteration in 30 minutes on 2 cores): azjax's network size
+# (32 channels x 3 blocks) and self-play batch (128 games); a checkpoint every iteration.
+[ -d pgx_c4 ] || venv/bin/python "$REPO/docs/peers/pgx_train.py" pgx/examples/alphazero \
+  pgx_c4 "$MINUTES" env_id=connect_four seed=0 num_channels=32 num_layers=3 \
+  selfplay_batch_size=128 eval_interval=1 > pgx_c4.log 2>&1
+
+# The checkpoints nearest below 5, 10, 15, 20 and 30 minutes of each run.
+RATE="rate-venv/bin/python $REPO/docs/peers/rate.py"
+$RATE timeline azjax_c4 pgx_c4 --minutes 5,10,15,20,30 | tee timeline.tsv
+mapfile -t AZJAX < <(awk '$3 ~ /^azjax:/ {print $3}' timeline.tsv)
+mapfile -t PGX < <(awk '$3 ~ /^pgx:/ {print $3}' timeline.tsv)
+COMMON=(--game connect_four --pgx-example pgx/examples/alphazero)
+$RATE ladder "${AZJAX[@]}" "${PGX[@]}" "${COMMON[@]}" --simulations 32 \
+  --opponents mcts:200,mcts:800 --games 100 --out ladder.jsonl
+$RATE ladder "${AZJAX[@]}" "${PGX[@]}" "${COMMON[@]}" --simulations 0 \
+  --opponents mcts:200 --games 100 --out ladder.jsonl
+for SIMS in 0 32 200; do
+  $RATE mistakes "${AZJAX[@]}" "${PGX[@]}" "${COMMON[@]}" --simulations $SIMS \
+    --positions 1000 --out mistakes.jsonl
+done
+# Head to head (200 games, half as first player, 2 random plies): at the end of each run, and
+# after 10 minutes.
+for SIMS in 32 200; do
+  $RATE h2h "${AZJAX[-1]}" "${PGX[-1]}" "${COMMON[@]}" --simulations $SIMS --games 200 --out h2h.jsonl
+done
+$RATE h2h "${AZJAX[1]}" "${PGX[1]}" "${COMMON[@]}" --simulations 32 --games 200 --out h2h.jsonl
