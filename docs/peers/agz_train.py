@@ -25,6 +25,9 @@ with open(os.path.join(out, "start.json"), "w") as f:
 
 import policy_value_net_pytorch  # noqa: E402
 import torch  # noqa: E402
+
+# train.py imports the Theano network at its top; the PyTorch one stands in for it.
+sys.modules["policy_value_net"] = policy_value_net_pytorch
 import train  # noqa: E402
 
 

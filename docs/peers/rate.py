@@ -9,8 +9,9 @@ most likely legal move):
                      from --pgx-example, the checkout's examples/alphazero) and its search
                      (mctx Gumbel MuZero, completed-Q mix value, 16 considered actions)
                      over azjax's rules, whose observation equals pgx's
-  agz:MODEL          an AlphaZero_Gomoku PyTorch model (`policy_value_net_pytorch`, from
-                     --agz-dir) with its PUCT (c_puct 5, no log term)
+  agz:MODEL          an AlphaZero_Gomoku model (agz_train.py's PyTorch `.pt`, or the
+                     repository's own Theano `.model` files) in its PyTorch network (from
+                     --agz-dir), with its PUCT (c_puct 5, no log term)
 
 usage:
   python rate.py timeline RUN_OR_OUT... --minutes 5,10,20,30
@@ -116,7 +117,21 @@ def _agz_network(game, agz_dir, model):
 
     width, height = game.width, game.height
     net = Net(width, height)
-    net.load_state_dict(torch.load(model, map_location="cpu"))
+    if model.endswith(".pt"):  # agz_train.py's PyTorch state dict
+        net.load_state_dict(torch.load(model, map_location="cpu"))
+    else:  # the repository's own models: Theano parameters, pickled (`policy_value_net_numpy`)
+        with open(model, "rb") as f:
+            params = [np.asarray(p, np.float32) for p in pickle.load(f, encoding="bytes")]
+        # Theano's convolutions flip their filters; its dense layers compute x @ W.
+        layers = ("conv1", "conv2", "conv3", "act_conv1", "act_fc1", "val_conv1", "val_fc1")
+        state = {}
+        for name, weight, bias in zip(
+            (*layers, "val_fc2"), params[0::2], params[1::2], strict=True
+        ):
+            weight = weight[:, :, ::-1, ::-1] if weight.ndim == 4 else weight.T
+            state[f"{name}.weight"] = torch.from_numpy(weight.copy())
+            state[f"{name}.bias"] = torch.from_numpy(bias)
+        net.load_state_dict(state)
     net.eval()
     # Its move m is the point m // W rows up from the bottom; its input planes (flipped by
     # `current_state`) and azjax's board both run top row first.
