@@ -15,7 +15,6 @@ move at S = 0, all positions in one batched search. `azjax mistakes` is the comm
 """
 
 import dataclasses
-import functools
 import json
 import random
 
@@ -72,7 +71,7 @@ class Positions:
         for row, played in enumerate(self.moves):
             moves[row, : len(played)] = played
         counts = np.array([len(played) for played in self.moves], np.int32)
-        return _replay(game, jnp.asarray(moves), jnp.asarray(counts))
+        return jax.jit(_replay, static_argnums=0)(game, jnp.asarray(moves), jnp.asarray(counts))
 
 
 def make_positions(count: int, *, seed: int, solver: Solver | None = None) -> Positions:
@@ -180,7 +179,6 @@ def append_records(path: str, records: list[dict]) -> None:
         raise UserError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-@functools.partial(jax.jit, static_argnums=0)
 def _replay(game: Game, moves: Array, counts: Array) -> State:
     """States [N] after the first counts[i] of moves[i] (moves [N, L], counts [N])."""
     states = jax.vmap(game.init)(jax.random.split(jax.random.PRNGKey(0), moves.shape[0]))
