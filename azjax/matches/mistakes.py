@@ -136,12 +136,21 @@ def measure(agent: Agent, positions: Positions, simulations: int, *, name: str, 
     require_connect_four(agent.game, name)
     states = positions.states(agent.game)
     key = jax.random.fold_in(jax.random.PRNGKey(seed), simulations)
-    wrong = positions.mistakes(agent_actions(agent, states, simulations, key))
+    actions = agent_actions(agent, states, simulations, key)
+    return record(
+        positions, actions, name=name, simulations=simulations, seed=seed, iteration=agent.iteration
+    )
+
+
+def record(positions: Positions, actions, *, name: str, simulations: int, seed: int, **extra):
+    """The record of a player's `actions` [N] on `positions`: its mistakes, their share and
+    the share's 95% interval (`extra` fields first, such as the iteration)."""
+    wrong = positions.mistakes(actions)
     rate = float(wrong.mean())
     low, high = wilson_interval(rate, len(wrong))
     return {
         "agent": name,
-        "iteration": agent.iteration,
+        **extra,
         "simulations": simulations,
         "positions": len(wrong),
         "seed": seed,

@@ -273,7 +273,6 @@ def head_to_head(args):
 
 def mistakes(args):
     from azjax.matches import mistakes as mistakes_lib  # noqa: PLC0415
-    from azjax.stats import wilson_interval  # noqa: PLC0415
 
     game = _game(args.game)
     positions = mistakes_lib.make_positions(args.positions, seed=args.seed)
@@ -285,21 +284,11 @@ def mistakes(args):
         if kind not in players:
             players[kind] = jax.jit(a)
         key = jax.random.fold_in(jax.random.PRNGKey(args.seed), args.simulations)
-        wrong = positions.mistakes(np.asarray(players[kind](params, states, key)))
-        low, high = wilson_interval(float(wrong.mean()), len(wrong))
-        _record(
-            args.out,
-            {
-                "agent": spec,
-                "simulations": args.simulations,
-                "positions": len(wrong),
-                "mistakes": int(wrong.sum()),
-                "rate": float(wrong.mean()),
-                "rate_low": low,
-                "rate_high": high,
-                "solver": positions.solver,
-            },
+        actions = np.asarray(players[kind](params, states, key))
+        row = mistakes_lib.record(
+            positions, actions, name=spec, simulations=args.simulations, seed=args.seed
         )
+        _record(args.out, row)
 
 
 def main():
