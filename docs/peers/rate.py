@@ -14,7 +14,7 @@ most likely legal move):
                      --agz-dir), with its PUCT (c_puct 5, no log term)
 
 usage:
-  python rate.py timeline RUN_OR_OUT... --minutes 5,10,20,30
+  python rate.py timeline RUN_OR_OUT... --minutes 5,10,15,20,30
   python rate.py ladder --game G AGENT... --opponents mcts:200,mcts:800 --games 100 \
       --simulations 32 --out FILE
   python rate.py h2h --game G AGENT_A AGENT_B --games 200 --simulations 32 --out FILE
@@ -44,7 +44,11 @@ from azjax.matches import arena
 
 
 def checkpoints(path):
-    """[(minutes since the run's start, agent spec)] of an azjax run or a pgx OUT folder."""
+    """[(minutes since the run's start, agent spec)] of an azjax run, or of pgx_train.py's or
+    agz_train.py's OUT folder."""
+    models = sorted(glob.glob(os.path.join(path, "models", "*.pt")))
+    if models:  # agz_train.py's OUT: each model is named by its minutes
+        return [float(os.path.basename(p)[:-3]) for p in models], [f"agz:{p}" for p in models]
     if os.path.exists(os.path.join(path, "start.json")):  # pgx_train.py's OUT
         with open(os.path.join(path, "start.json")) as f:
             start = json.load(f)["start"]
@@ -203,6 +207,13 @@ def player(game, spec, simulations, args):
     return arena.search_player(search), variables
 
 
+def _compiled_as(spec: str) -> str:
+    """Which agents share one compiled match: those of one kind, whose networks are the
+    params passed in; an AlphaZero_Gomoku model is inside its callback, so each is its own."""
+    kind = spec.split(":")[0]
+    return spec if kind == "agz" else kind
+
+
 def _raw(evaluate):
     def play(params, states, key):
         logits, _ = evaluate(params, states, key)
@@ -228,14 +239,12 @@ def ladder(args):
         opponent, opponent_params = agent_lib.make_opponent(game, opponent_spec)
         matches = {}
         for spec in args.agents:
-            kind = spec.split(":")[0]
             a, params = player(game, spec, args.simulations, args)
-            if kind not in matches:  # one compile per kind of agent
-                matches[kind] = (
-                    jax.jit(arena.make_match(game, a, opponent, num_games=args.games)),
-                    a,
+            if _compiled_as(spec) not in matches:
+                matches[_compiled_as(spec)] = jax.jit(
+                    arena.make_match(game, a, opponent, num_games=args.games)
                 )
-            match = matches[kind][0]
+            match = matches[_compiled_as(spec)]
             start = time.time()
             result = match(params, opponent_params, jax.random.PRNGKey(args.seed))
             summary = arena.summarize(jax.device_get(result.outcomes))
@@ -279,12 +288,11 @@ def mistakes(args):
     states = positions.states(game)
     players = {}
     for spec in args.agents:
-        kind = spec.split(":")[0]
         a, params = player(game, spec, args.simulations, args)
-        if kind not in players:
-            players[kind] = jax.jit(a)
+        if _compiled_as(spec) not in players:
+            players[_compiled_as(spec)] = jax.jit(a)
         key = jax.random.fold_in(jax.random.PRNGKey(args.seed), args.simulations)
-        actions = np.asarray(players[kind](params, states, key))
+        actions = np.asarray(players[_compiled_as(spec)](params, states, key))
         row = mistakes_lib.record(
             positions, actions, name=spec, simulations=args.simulations, seed=args.seed
         )

@@ -1,16 +1,55 @@
 #!/usr/bin/env bash
-# Peers side by side (docs/peers.md): azjax and pgx's AlphaZero example on Connect Four, each
-# for the same wall-clock minutes on the same machine, one after the other on an idle
-# machine, then every checkpoint rated on one ladder, head to head and against perfect play.
+# Peers side by side (docs/peers.md): azjax and a peer codebase, each for the same wall-clock
+# minutes on the same machine, one after the other on an idle machine, then every checkpoint
+# rated on one ladder and head to head (and, in Connect Four, against perfect play).
+#   connect_four: pgx's AlphaZero example (JAX, mctx)
+#   gomoku:       AlphaZero_Gomoku (PyTorch, Python tree search) on 6x6, four in a row
 #
-# usage: bash docs/peers/run.sh OUT [MINUTES]   (from the repository, its venv active)
-# The peer's code is fetched at a named commit into OUT and run from there; none of it
-# enters this repository.
+# usage: bash docs/peers/run.sh OUT [MINUTES] [connect_four|gomoku]   (from the repository,
+# its venv active). The peer's code is fetched at a named commit into OUT and run from there;
+# none of it enters this repository.
 set -euo pipefail
-OUT=$(realpath -m "$1"); MINUTES=${2:-30}
+OUT=$(realpath -m "$1"); MINUTES=${2:-30}; GAME=${3:-connect_four}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 PGX_COMMIT=079b2d730e3845c25d49d99e0ccf9a374dd04cb9  # sotetsuk/pgx, 2025-02-16
+AGZ_COMMIT=0b4917ccd84ea2771706701015eb26182c1159f4  # junxiaosong/AlphaZero_Gomoku, 2024-04-24
 mkdir -p "$OUT" && cd "$OUT"
+RATE="rate-venv/bin/python $REPO/docs/peers/rate.py"
+
+if [ "$GAME" = gomoku ]; then
+  if [ ! -d agz ]; then
+    git init -q agz && git -C agz fetch -q --depth 1 \
+      https://github.com/junxiaosong/AlphaZero_Gomoku "$AGZ_COMMIT"
+    git -C agz checkout -q FETCH_HEAD
+  fi
+  # Its PyTorch network on PyTorch's CPU build (its Theano default no longer installs).
+  [ -d agz-venv ] || { python3 -m venv agz-venv && agz-venv/bin/pip install -q torch==2.13.0; }
+  if [ ! -d rate-venv ]; then
+    python3 -m venv rate-venv && rate-venv/bin/pip install -q -e "$REPO" torch==2.13.0
+  fi
+  # azjax: gomoku_6x6_k4 as shipped, without its in-run evaluation (AlphaZero_Gomoku's is
+  # skipped too), a checkpoint every 10 iterations, all kept.
+  [ -d azjax_g6 ] || azjax train --config gomoku_6x6_k4 --workdir azjax_g6 \
+    --config.eval.every=0 --config.train.keep_checkpoints=1000 \
+    --config.train.checkpoint_every=10 --config.train.max_minutes="$MINUTES" > azjax_g6.log 2>&1
+  # AlphaZero_Gomoku: train.py's own settings (6x6, four in a row, 400 playouts, batches of
+  # 512, 5 epochs, KL-adaptive rate), its network saved each minute.
+  [ -d agz_g6 ] || agz-venv/bin/python "$REPO/docs/peers/agz_train.py" agz agz_g6 "$MINUTES" \
+    > agz_g6.log 2>&1
+  $RATE timeline azjax_g6 agz_g6 --minutes 5,10,15,20,30 | tee timeline.tsv
+  mapfile -t AZJAX < <(awk '$3 ~ /^azjax:/ {print $3}' timeline.tsv)
+  mapfile -t AGZ < <(awk '$3 ~ /^agz:/ {print $3}' timeline.tsv)
+  COMMON=(--game gomoku_6x6_k4 --agz-dir agz)
+  $RATE ladder "${AZJAX[@]}" "${AGZ[@]}" "${COMMON[@]}" --simulations 32 \
+    --opponents mcts:200,mcts:1000 --games 100 --out ladder.jsonl
+  $RATE ladder "${AZJAX[@]}" "${AGZ[@]}" "${COMMON[@]}" --simulations 0 \
+    --opponents mcts:200 --games 100 --out ladder.jsonl
+  for SIMS in 0 32 400; do
+    $RATE h2h "${AZJAX[-1]}" "${AGZ[-1]}" "${COMMON[@]}" --simulations $SIMS --games 200 \
+      --out h2h.jsonl
+  done
+  exit
+fi
 
 # pgx's example and its requirements (examples/alphazero/requirements.txt) in their own venv.
 if [ ! -d pgx ]; then
@@ -42,7 +81,6 @@ fi
   selfplay_batch_size=128 eval_interval=1 > pgx_c4.log 2>&1
 
 # The checkpoints nearest below 5, 10, 15, 20 and 30 minutes of each run.
-RATE="rate-venv/bin/python $REPO/docs/peers/rate.py"
 $RATE timeline azjax_c4 pgx_c4 --minutes 5,10,15,20,30 | tee timeline.tsv
 mapfile -t AZJAX < <(awk '$3 ~ /^azjax:/ {print $3}' timeline.tsv)
 mapfile -t PGX < <(awk '$3 ~ /^pgx:/ {print $3}' timeline.tsv)
