@@ -44,8 +44,8 @@ from azjax.matches import arena
 
 
 def checkpoints(path):
-    """[(minutes since the run's start, agent spec)] of an azjax run, or of pgx_train.py's or
-    agz_train.py's OUT folder."""
+    """(minutes since the run's start, agent specs) of the checkpoints of an azjax run, or of
+    pgx_train.py's or agz_train.py's OUT folder."""
     models = sorted(glob.glob(os.path.join(path, "models", "*.pt")))
     if models:  # agz_train.py's OUT: each model is named by its minutes
         return [float(os.path.basename(p)[:-3]) for p in models], [f"agz:{p}" for p in models]
@@ -240,11 +240,10 @@ def ladder(args):
         matches = {}
         for spec in args.agents:
             a, params = player(game, spec, args.simulations, args)
-            if _compiled_as(spec) not in matches:
-                matches[_compiled_as(spec)] = jax.jit(
-                    arena.make_match(game, a, opponent, num_games=args.games)
-                )
-            match = matches[_compiled_as(spec)]
+            shared = _compiled_as(spec)
+            if shared not in matches:
+                matches[shared] = jax.jit(arena.make_match(game, a, opponent, num_games=args.games))
+            match = matches[shared]
             start = time.time()
             result = match(params, opponent_params, jax.random.PRNGKey(args.seed))
             summary = arena.summarize(jax.device_get(result.outcomes))
@@ -289,10 +288,9 @@ def mistakes(args):
     players = {}
     for spec in args.agents:
         a, params = player(game, spec, args.simulations, args)
-        if _compiled_as(spec) not in players:
-            players[_compiled_as(spec)] = jax.jit(a)
+        play = players.setdefault(_compiled_as(spec), jax.jit(a))
         key = jax.random.fold_in(jax.random.PRNGKey(args.seed), args.simulations)
-        actions = np.asarray(players[_compiled_as(spec)](params, states, key))
+        actions = np.asarray(play(params, states, key))
         row = mistakes_lib.record(
             positions, actions, name=spec, simulations=args.simulations, seed=args.seed
         )
