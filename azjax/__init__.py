@@ -12,9 +12,11 @@ The public Python API, for notebooks and scripts::
     metrics = azjax.load_metrics("runs/c4")              # a pandas DataFrame
     ratings = azjax.load_ratings("tournaments/c4")       # `azjax tournament`'s Elo table
 
-Names are imported on first use, so `import azjax` stays fast and does not load jax. The
-wings (`azjax.games`, `azjax.core`, `azjax.config`, `azjax.runs`, `azjax.matches`,
-`azjax.training`, `azjax.apps`) hold the rest: `from azjax.core import search`.
+Names are imported on first use, so `import azjax` stays fast and does not load jax. These
+names are the API, kept across versions. The wings (`azjax.games`, `azjax.core`,
+`azjax.config`, `azjax.runs`, `azjax.matches`, `azjax.training`, `azjax.apps`) hold the
+rest, `from azjax.core import search`: the codebase a researcher reads and changes, not an
+API, whose modules may move or change between versions (CHANGELOG.md says how).
 """
 
 import importlib

@@ -13,8 +13,10 @@ from pathlib import Path
 __all__ = [
     "first_line",
     "is_disk_full",
+    "is_lost_peer",
     "is_missing_path",
     "is_unreachable",
+    "lacks_generations",
     "quiet_unraisable",
     "silence_orbax",
 ]
@@ -79,6 +81,18 @@ def is_unreachable(error: BaseException) -> bool:
         )
 
     return _chain_says(error, unreachable, _UNREACHABLE_WORDS)
+
+
+def is_lost_peer(error: BaseException) -> bool:
+    """Whether a collective between the processes of a run failed (gloo on CPUs, NCCL on
+    GPUs): another process is gone."""
+    return _chain_says(error, lambda e: False, ("Gloo", "NCCL"))
+
+
+def lacks_generations(error: BaseException) -> bool:
+    """Whether tensorstore found no object generation in a storage server's answers (an
+    emulator that leaves out Cloud Storage's `x-goog-generation` headers)."""
+    return _chain_says(error, lambda e: False, ("Malformed StorageGeneration",))
 
 
 def first_line(error: BaseException) -> str:

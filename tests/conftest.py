@@ -1,6 +1,7 @@
 """Shared fixtures: tiny configs so that every compiled function stays small."""
 
 import json
+import logging
 import os
 import shutil
 import socket
@@ -27,6 +28,7 @@ os.environ.setdefault("XLA_FLAGS", TEST_XLA_FLAGS)
 
 import jax  # noqa: E402  (after the settings above)
 
+from azjax.apps import console  # noqa: E402
 from azjax.config import base_config  # noqa: E402
 
 
@@ -218,6 +220,26 @@ def require_program(name: str, *, install: str, paths: Sequence[str] = ()) -> st
     pytest.skip(reason)
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def azjax_records():
+    """The records azjax logs during a test (the `azjax` command's handler, `console.show`,
+    keeps them from the root logger, where `caplog` listens)."""
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("azjax")
+    logger.addHandler(handler)
+    yield records
+    logger.removeHandler(handler)
+
+
 def run_cli(capsys, *argv):
     """`azjax ARGV` in-process: (exit status, stdout, stderr)."""
     from azjax.apps import cli  # noqa: PLC0415
@@ -336,6 +358,7 @@ class _SlowFirst:
 
 def pytest_configure(config):
     config.pluginmanager.register(_SlowFirst(), "azjax-slow-first")
+    console.show()  # the library's messages printed as the `azjax` command prints them
 
 
 def slow_first(items: list, workers: int) -> list:

@@ -41,6 +41,7 @@ OPTIONAL_DEPENDENCIES = (
     "mlflow",  # trackers: MLflow
     "bitbully",  # engines.solver: the Connect Four solver (the `solver` extra)
     "azjax.apps.serve.app",  # serve: the HTTP API, on Starlette (the `serve` extra)
+    "gcp_storage_emulator",  # gcs_emulator: its server, imported after the handler's patch
 )
 
 # Entry points whose imports stay inside functions so that they load only what is used:

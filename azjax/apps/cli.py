@@ -23,15 +23,16 @@
     azjax ablation --config gomoku_6x6_k4 --minutes 10 --workdir runs/ablation
 
 User mistakes (unknown game or key, bad value, missing or corrupt checkpoint, illegal move)
-print one line to stderr and exit with status 2.
+print one line to stderr and exit with status 2. Messages go through `logging` (`console`).
 """
 
 import sys
 
+from azjax.apps import console
 from azjax.apps.cli_args import parser, resolve_agent, split_overrides
 from azjax.apps.cli_train import joined, train
 from azjax.extras import missing_extra
-from azjax.faults import first_line, is_unreachable
+from azjax.faults import first_line, is_lost_peer, is_unreachable
 
 
 def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
@@ -297,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     from azjax import interrupt  # noqa: PLC0415  (standard library only: before jax loads)
 
     argv = sys.argv[1:] if argv is None else argv
+    console.show()
     # `train`, `sweep` and `tournament` defer Ctrl-C and SIGTERM from the start, imports
     # included, to the loop's checks.
     deferred = (
@@ -312,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    from azjax.types import UserError  # noqa: PLC0415
+    from azjax.types import RunError, UserError  # noqa: PLC0415
 
     try:
         rest, overrides = split_overrides(argv)
@@ -363,6 +365,8 @@ def _main(argv: list[str]) -> int:
         return COMMANDS[args.command](args)
     except UserError as error:
         print(f"azjax: error: {error}", file=sys.stderr)
+        if isinstance(error, RunError) and is_unreachable(error):  # storage gone mid-run
+            console.abandon(error.exit_code)
         return error.exit_code
     except ModuleNotFoundError as error:
         message = missing_extra(error)  # an optional package the command needs
@@ -376,14 +380,16 @@ def _main(argv: list[str]) -> int:
         if not is_unreachable(error):  # a bug: its traceback
             raise
         # A server stopped answering outside a checkpoint save: the bucket (metrics,
-        # TensorBoard) or, in a multi-host run, the coordination service (DEADLINE_EXCEEDED).
+        # TensorBoard) or, in a multi-host run, another process (a collective between them
+        # failed) or the coordination service (DEADLINE_EXCEEDED).
+        lost = "another process of this run" if is_lost_peer(error) else "a server"
         print(
-            f"azjax: error: lost the connection to a server (storage or another host: "
-            f"{first_line(error)}); what was saved is kept: run the same command again to "
-            "resume",
+            f"azjax: error: lost the connection to {lost} (storage or another host: "
+            f"{first_line(error)}); what was saved is kept: run the same command again "
+            "(on every host) to resume",
             file=sys.stderr,
         )
-        return 1
+        console.abandon(1)
 
 
 if __name__ == "__main__":

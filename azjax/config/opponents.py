@@ -30,7 +30,7 @@ class EngineSpec:
     """A parsed engine spec (`engines.open_player` starts a player from it).
 
     Attributes:
-      protocol: "gtp" (Go), "uci" (Xiangqi) or "solver" (Connect Four).
+      protocol: "gtp" (Go, Othello), "uci" (Xiangqi) or "solver" (Connect Four).
       command: the engine's command line ("" for the solver, which runs no program).
       options: the key=value options, typed (see the module docstring).
     """
@@ -45,7 +45,7 @@ class EngineSpec:
 
     def plays(self, game: Game) -> bool:
         """Whether this engine's protocol plays `game`."""
-        return games.family_of(game) == _FAMILIES[self.protocol]
+        return games.family_of(game) in _FAMILIES[self.protocol]
 
     def require_plays(self, game: Game, spec: str | None = None) -> None:
         """Raises UserError (naming `spec`, the user's words, or the engine) unless this
@@ -53,11 +53,12 @@ class EngineSpec:
         if not self.plays(game):
             raise UserError(
                 f"{spec or self.name} cannot play {game.name}: {self.protocol} plays "
-                f"{_FAMILIES[self.protocol]} only"
+                f"{' and '.join(_FAMILIES[self.protocol])} only"
             )
 
 
-_FAMILIES = {"gtp": "go", "uci": "xiangqi", "solver": "connect_four"}  # protocol -> family
+# protocol -> the game families it plays
+_FAMILIES = {"gtp": ("go", "othello"), "uci": ("xiangqi",), "solver": ("connect_four",)}
 
 
 def is_engine_spec(spec: str) -> bool:

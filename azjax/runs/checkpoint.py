@@ -33,8 +33,9 @@ and the JSON items and directory moves from process 0).
 
 import dataclasses
 import functools
+import logging
+import os
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +46,20 @@ from jax.experimental import multihost_utils
 from orbax.checkpoint import checkpoint_managers
 
 from azjax.runs import checkpoint_restore, distributed
-from azjax.faults import first_line, is_disk_full, is_missing_path, is_unreachable, silence_orbax
+from azjax.faults import (
+    first_line,
+    is_disk_full,
+    is_missing_path,
+    is_unreachable,
+    lacks_generations,
+    silence_orbax,
+)
 from azjax.paths import FolderWatch, is_local, workdir_path
 from azjax.core import replay
 from azjax.core.steps import TrainerState
 from azjax.types import RunError, UserError
+
+_log = logging.getLogger(__name__)
 
 
 def _remove(path) -> None:
@@ -231,6 +241,15 @@ class Checkpointer:
                 "the disk is full: no space left to save iteration "
                 f"{max(failed, default='?')} in {self.directory}; {self._last_good(failed)}"
             ) from None
+        if lacks_generations(error):  # an emulator that is not quite Cloud Storage
+            self._pending = None
+            server = os.environ.get("STORAGE_EMULATOR_HOST", "the storage server")
+            raise UserError(
+                f"{server} sends no object generations (Cloud Storage's x-goog-generation "
+                f"header), which orbax's checkpoints in {self.directory} need; a plain "
+                "gcp-storage-emulator leaves them out: serve the bucket with `python -m "
+                "azjax.apps.gcs_emulator start ...` (the gcs-emulator extra) instead"
+            ) from None
         if is_unreachable(error):  # the bucket stopped answering: keep what it holds
             self._pending = None
             raise RunError(
@@ -283,7 +302,7 @@ class Checkpointer:
     @staticmethod
     def _warn(message: str) -> None:
         if distributed.is_primary():
-            print(message, file=sys.stderr, flush=True)
+            _log.warning(message)
 
     def _discard_partial(self, step: int) -> None:
         """Removes what a failed save of `step` left behind (orbax's temporary folders)."""

@@ -12,8 +12,8 @@ makes a fresh one after a failed save) and its `checkpoints` folder. In a multi-
 every process calls them (process 0 moves the folders).
 """
 
+import logging
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -26,6 +26,8 @@ from azjax.runs import distributed
 from azjax.faults import first_line
 from azjax.paths import is_local
 from azjax.types import UserError
+
+_log = logging.getLogger(__name__)
 
 
 class Restored(NamedTuple):
@@ -150,7 +152,7 @@ def restore_newest(
 
         def log(message):
             if distributed.is_primary():
-                print(message, file=sys.stderr)
+                _log.warning(message)
 
     for step in sorted(manager.all_steps(), reverse=True):
         try:

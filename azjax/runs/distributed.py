@@ -169,6 +169,11 @@ def initialize(
             ) from None
         raise UserError(f"cannot join the distributed run: {text}") from None
     _settings["timeout_s"] = timeout_s
+    if jax.devices()[0].platform == "cpu" and jax.config.jax_enable_compilation_cache:
+        # A CPU program that collects between processes, read back from JAX's persistent
+        # compilation cache (JAX_COMPILATION_CACHE_DIR), waits forever in its first
+        # collective (jax 0.10): such runs compile.
+        jax.config.update("jax_enable_compilation_cache", False)
     return True
 
 

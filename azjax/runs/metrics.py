@@ -7,6 +7,7 @@ after the checkpoint never survive a resume.
 """
 
 import json
+import logging
 import math
 import os
 import sys
@@ -14,6 +15,8 @@ from pathlib import Path
 
 from azjax.paths import is_local, read_text, workdir_path, write_atomically
 from azjax.runs.trackers import TensorBoard, open_trackers
+
+_log = logging.getLogger(__name__)
 
 
 def parse_lines(text: str) -> tuple[list[dict], int]:
@@ -94,7 +97,7 @@ class MetricsWriter:
         files: bool = True,
         config=None,
     ):
-        log = log or (lambda message: print(message, file=sys.stderr))
+        log = log or _log.warning
         self.path = workdir_path(workdir) / "metrics.jsonl"
         self._files = files
         # Cloud storage has no append: there the whole file is written again each time.

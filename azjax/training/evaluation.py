@@ -13,7 +13,7 @@ agent is fitted against them with `ratings.anchors.estimate`.
 
 import contextlib
 import copy
-import sys
+import logging
 import tempfile
 from pathlib import Path
 
@@ -32,6 +32,8 @@ from azjax.matches.arena import search_player
 from azjax.matches.ratings import anchors
 from azjax.paths import copy_tree, is_local, workdir_path
 from azjax.types import Searcher, UserError
+
+_log = logging.getLogger(__name__)
 
 CALIBRATION_DIR = "eval_anchors"  # the anchors' calibration tournament in the run directory
 
@@ -253,7 +255,7 @@ def calibrate(
         return {specs[0]: 0.0}
     directory = workdir_path(workdir) / CALIBRATION_DIR
     if not quiet:
-        print(f"rating the Elo anchors {', '.join(specs)} in {directory}", file=sys.stderr)
+        _log.info("rating the Elo anchors %s in %s", ", ".join(specs), directory)
     with contextlib.ExitStack() as stack:
         local = directory
         if not is_local(directory):

@@ -20,6 +20,7 @@ With `pbt` (`azjax.training.pbt.PBT`) the members exploit and explore every `pbt
 """
 
 import functools
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -43,6 +44,8 @@ from azjax.training import pbt as pbt_lib
 from azjax.training.host_loop import HostLoop
 from azjax.training.members import Member, Stacked, member, stack
 from azjax.types import UserError
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "CompiledPopulation",
@@ -201,7 +204,7 @@ def train_population(
     if pbt is not None:
         pbt = pbt.check(configs)
     primary = distributed.is_primary()  # the process that prints and writes the files
-    log = (lambda *_: None) if quiet or not primary else print
+    log = (lambda *_: None) if quiet or not primary else _log.info
     progress = "none" if quiet or not primary else progress
 
     def each(index: int, record: dict) -> bool | None:

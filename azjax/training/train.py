@@ -6,6 +6,7 @@ once per process and config. The host loop (`host_loop`, the one populations run
 times, logs, gates (`gating`), evaluates, checkpoints, and stops cleanly on a signal.
 """
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from azjax.training.compiled import compile_run
 from azjax.training.host_loop import HostLoop
 from azjax.training.members import Member, Single
 from azjax.types import UserError
+
+_log = logging.getLogger(__name__)
 
 
 def train(
@@ -68,7 +71,7 @@ def train(
     if progress not in ("bar", "lines", "none"):
         raise UserError(f"progress must be 'bar', 'lines' or 'none', not {progress!r}")
     primary = distributed.is_primary()  # the process that prints and writes the run's files
-    log = (lambda *_: None) if quiet or not primary else print
+    log = (lambda *_: None) if quiet or not primary else _log.info
     workdir = workdir_path(workdir)
     with interrupt.deferred():
         distributed.check_same_run(config, workdir)

@@ -2,6 +2,7 @@
 
 import io
 import json
+import logging
 import shutil
 import subprocess
 import sys
@@ -296,6 +297,27 @@ def test_train_resumes_a_run_from_its_directory_alone(capsys, trained, tmp_path)
     status, out, err = run_cli(capsys, "train", "--config", str(workdir / "config.json"))
     assert status == 0, err
     assert f"resuming {workdir} from iteration 3" in out and "done: 3 iterations" in out
+
+
+def test_messages_go_through_logging_by_area(capsys, azjax_records, trained, tmp_path):
+    """A lab routes and filters azjax's messages like any library's: by area (`azjax.training`
+    here), the progress lines and the one-line errors unchanged."""
+    workdir = tmp_path / "run"
+    shutil.copytree(trained, workdir)
+    status, out, err = run_cli(capsys, "train", "--workdir", workdir)
+    assert status == 0, err
+    (record,) = [r for r in azjax_records if "resuming" in r.getMessage()]
+    assert record.name.startswith("azjax.training.") and record.levelno == logging.INFO
+    assert f"resuming {workdir} from iteration 2" in out  # the command prints it still
+    area = logging.getLogger("azjax.training")
+    area.setLevel(logging.WARNING)
+    try:
+        argv = ["train", "--workdir", workdir, "--config.train.num_iterations=3"]
+        status, out, err = run_cli(capsys, *argv)
+    finally:
+        area.setLevel(logging.NOTSET)
+    assert status == 0, err
+    assert "it    3" in out and "resuming" not in out and "done" not in out, out
 
 
 class _FakePlan:

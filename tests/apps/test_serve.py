@@ -18,7 +18,7 @@ pytest.importorskip(
     "starlette", reason="the serve extra is not installed: pip install -e '.[serve]'"
 )
 
-from conftest import PYTHON, marked, subprocess_env  # noqa: E402
+from conftest import PYTHON, free_port, marked, subprocess_env  # noqa: E402
 from web import GAMES, Client  # noqa: E402
 
 from azjax.apps import serve  # noqa: E402
@@ -534,9 +534,7 @@ def test_malformed_chunked_bodies_get_a_400_and_log_no_traceback(served):
 def test_serve_prints_its_address_once_it_listens(web_runs):
     """The address line comes once a connection can be made; a malformed request then
     leaves no traceback on stderr."""
-    with socket.socket() as probe:  # a free port
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen(
         [PYTHON, "-m", "azjax.apps.cli", "serve", "--workdir", str(web_runs("tic_tac_toe")),
          "--port", str(port)],

@@ -293,3 +293,17 @@ def test_two_workers_asking_at_once_stay_within_the_total(tmp_path):
     first, second = study.get_trials()
     assert first.state == TrialState.RUNNING and second.state == TrialState.FAIL
     assert second.user_attrs[liveness.SURPLUS] and worker._roots() == [first]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [("[" * 100_000, "nested too deeply"), ("{", "is corrupt"), ("1" * 5000, "is corrupt")],
+)
+def test_a_damaged_sweep_file_is_one_line(tmp_path, text, message):
+    (tmp_path / "sweep.json").write_text(text)
+    with pytest.raises(UserError, match=message):
+        storage_lib.stored_url(tmp_path, None)
+    (tmp_path / "sweep.json").unlink()
+    (tmp_path / "sweep.json").mkdir()
+    with pytest.raises(UserError, match="not a regular file"):
+        storage_lib.stored_url(tmp_path, None)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import optuna
 import pytest
-from conftest import PYTHON, REPO, require_program, subprocess_env, tiny_experiment
+from conftest import PYTHON, REPO, free_port, require_program, subprocess_env, tiny_experiment
 from optuna.trial import TrialState
 
 from azjax.apps.sweeps import liveness
@@ -170,9 +170,7 @@ def postgres_server():
         shutil.chown(folder, "postgres")
         as_user = ["runuser", "-u", "postgres", "--"]
     data = os.path.join(folder, "data")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
 
     def run(*command):
         subprocess.run([*as_user, *command], check=True, capture_output=True, timeout=120)

@@ -15,6 +15,7 @@ from conftest import PYTHON, require_program
 
 from azjax import games
 from azjax.games import notation
+from azjax.games.base import random_legal_action
 from azjax.games.notation import xiangqi
 from azjax.matches import arena
 from azjax.matches.engines import (
@@ -330,6 +331,48 @@ def test_games_against_gnugo_end_as_gnugo_scores_them(go):
             lead = float(go.score(state))  # black's Tromp-Taylor lead
             assert lead == gtp_score(engine._ask("final_score")), seed
             assert score == (1.0 if lead > 0 else 0.0) and (score == 1.0) == (seed == 0)
+
+
+def rhino_board(engine: GtpPlayer) -> list[str]:
+    """gtp-rhino's `showboard` rows as strings of "X" (black), "O" and ".", row 1 first."""
+    cells = [word for word in engine._ask("showboard").split() if word in ("X", "O", ".")]
+    return ["".join(cells[i : i + 8]) for i in range(0, 64, 8)]
+
+
+@pytest.mark.slow  # complete Othello games against GRhino
+def test_gtp_player_plays_othello_against_grhino():
+    """Two GRhino engines (gtp-rhino, GTP as Quarry speaks it for Othello) play whole games
+    through the GTP player after 4 random plies, refereed by azjax's rules: after every move
+    both engines' boards are azjax's, and each game's end and score are GRhino's own."""
+    rhino = require_program("gtp-rhino", install="apt-get install grhino", paths=("/usr/games",))
+    othello = games.make("othello")
+    step = jax.jit(othello.step)
+    discs = {1: "X", -1: "O", 0: "."}
+    black = GtpPlayer(f"{rhino} --level 1", timeout=60)
+    white = GtpPlayer(f"{rhino} --level 1 --rand 5", timeout=60)
+    with black, white:
+        for seed in range(3):
+            key = jax.random.PRNGKey(seed)
+            state, plies = othello.init(key), 0
+            for player in (black, white):
+                player.start(othello, state)
+            while not bool(state.terminated):
+                if plies < 4:  # varied openings
+                    key, sub = jax.random.split(key)
+                    action = int(random_legal_action(sub, state.legal_action_mask))
+                else:
+                    action = (black, white)[int(state.current_player)].choose(state)
+                assert bool(state.legal_action_mask[action]), action
+                for player in (black, white):
+                    player.observe(state, action)
+                state, plies = step(state, jnp.int32(action)), plies + 1
+                board = np.asarray(state.board).reshape(8, 8)
+                ours = ["".join(discs[int(v)] for v in row) for row in board]
+                assert rhino_board(black) == rhino_board(white) == ours, plies
+            lead = int(np.sum(np.asarray(state.board)))  # black's discs less white's
+            said = black._ask("final_score")
+            assert lead == (0 if said == "0" else int(said[2:]) * (1 if said[0] == "B" else -1))
+            assert np.sign(float(state.rewards[0])) == np.sign(lead)
 
 
 def test_uci_player_against_fairy_stockfish(chess):

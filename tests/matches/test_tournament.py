@@ -145,11 +145,12 @@ def test_bad_tournament_input_is_a_one_line_error(ttt_run, tmp_path, capsys, arg
     assert status == 2 and message in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_changed_settings_of_a_known_player_are_refused(ttt_run, tmp_path, capsys):
+def test_changed_settings_of_a_known_player_are_refused(ttt_run, tmp_path, capsys, azjax_records):
     directory = str(tmp_path / "t")
     base = ["tournament", "--dir", directory, "--games", "2", "--batch", "2"]
     assert cli.main([*base, "--players", f"{ttt_run}@0", "random"]) == 0
-    capsys.readouterr()
+    (line,) = [r.getMessage() for r in azjax_records if r.name.startswith("azjax.matches.")]
+    assert line.startswith(f"{ttt_run}@0 vs random: ") and line in capsys.readouterr().out
     status = cli.main([*base, "--players", f"{ttt_run}@0", "random", "--simulations", "9"])
     assert status == 2 and "other settings" in capsys.readouterr().err
 

@@ -1,7 +1,9 @@
 """gs:// workdirs end to end, against a real Cloud Storage API: the `gcp-storage-emulator`
-server (PyPI, the test extra; `tests/gcs_emulator.py` adds the generation headers that Cloud
-Storage sends and tensorstore reads) on 127.0.0.1, reached through the variable that
-google-cloud-storage and gcsfs read (`STORAGE_EMULATOR_HOST`; azjax hands it to tensorstore).
+server (PyPI, the `gcs-emulator` extra; `python -m azjax.apps.gcs_emulator` adds the
+generation headers that Cloud Storage sends and tensorstore reads) on 127.0.0.1, reached
+through the variable that google-cloud-storage and gcsfs read (`STORAGE_EMULATOR_HOST`;
+azjax hands it to tensorstore); the plain emulator, without those headers, is refused in one
+line.
 
 Every run is a child process, as on a pod's host: a bucket that stops answering mid-save,
 for a while or for good, and `azjax train` with evaluations, Elo anchors and gating writing
@@ -29,6 +31,7 @@ from conftest import (
     PYTHON,
     REPO,
     TESTS,
+    free_port,
     require_program,
     slurm_environment,
     subprocess_env,
@@ -73,12 +76,6 @@ print("same", a.iteration)
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _serve(argv: list[str], folder, port: int) -> subprocess.Popen:
     """Starts an emulator (`argv`) keeping its bucket in `folder`; returns once it answers."""
     server = subprocess.Popen(argv, cwd=folder, stdout=subprocess.DEVNULL,
@@ -105,16 +102,15 @@ def _stop(server: subprocess.Popen) -> None:
 
 
 def _emulator_argv(port: int) -> list[str]:
-    script = os.path.join(TESTS, "gcs_emulator.py")
-    return [PYTHON, script, "start", "--host", "127.0.0.1", "--port", str(port),
-            "--default-bucket", BUCKET, "--quiet"]  # fmt: skip
+    return [PYTHON, "-m", "azjax.apps.gcs_emulator", "start", "--host", "127.0.0.1",
+            "--port", str(port), "--default-bucket", BUCKET, "--quiet"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def emulator(tmp_path_factory):
     """The emulator's address, serving one bucket kept on disk in a temporary folder."""
     require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
-    port = _free_port()
+    port = free_port()
     server = _serve(_emulator_argv(port), tmp_path_factory.mktemp("emulator"), port)
     yield f"http://127.0.0.1:{port}"
     _stop(server)
@@ -272,7 +268,7 @@ def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path):
     writing to the bucket. The run ends as a straight one does. (The pause and the loss were
     two runs, each beside a straight run of its own, until 2026-11-28.)"""
     require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
-    port, folder = _free_port(), tmp_path / "bucket"
+    port, folder = free_port(), tmp_path / "bucket"
     folder.mkdir()
     server = _serve(_emulator_argv(port), folder, port)
     emulator = f"http://127.0.0.1:{port}"
@@ -305,6 +301,28 @@ def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path):
         if server.poll() is None:
             os.kill(server.pid, signal.SIGCONT)
             _stop(server)
+
+
+def test_a_plain_emulator_is_refused_in_one_line(tmp_path):
+    """`gcp-storage-emulator` as PyPI ships it, which omits the generation headers: the first
+    save that updates orbax's manifest stops the run with one line naming the server and the
+    launcher that adds them (status 2)."""
+    plain = require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
+    port = free_port()
+    argv = [plain, "start", "--host", "127.0.0.1", "--port", str(port),
+            "--default-bucket", BUCKET, "--quiet"]  # fmt: skip
+    server = _serve(argv, tmp_path, port)
+    try:
+        experiment = tiny_experiment(tmp_path, num_iterations=3, checkpoint_every=1)
+        run = f"gs://{BUCKET}/plain"
+        argv = ["train", "--config", str(experiment), *OVERRIDES, "--workdir", run]
+        refused = _run(argv, _env(f"http://127.0.0.1:{port}"), check=False)
+    finally:
+        _stop(server)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    (said,) = [line for line in refused.stderr.splitlines() if line.startswith("azjax")]
+    assert said.startswith(f"azjax: error: http://127.0.0.1:{port} sends no object generations")
+    assert "python -m azjax.apps.gcs_emulator start" in said, said
 
 
 @pytest.fixture(scope="module")
@@ -487,13 +505,12 @@ def test_the_scaling_page_runs_as_written_with_its_bucket_on_an_emulator(tmp_pat
     require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
     # Its emulator, as the page starts it (on a free port, not 9023).
     install, serve, try_out = _bash_block("## Cloud storage")
-    assert install == "pip install -e '.[gcs,test]'"  # what CI installed
-    port = str(_free_port())
+    assert install == "pip install -e '.[gcs-emulator]'"  # what CI installed (the test extra)
+    port = str(free_port())
     serve_argv = [
-        {"python": PYTHON, "tests/gcs_emulator.py": os.path.join(REPO, "tests", "gcs_emulator.py"),
-         "9023": port}.get(word, word)
+        {"python": PYTHON, "9023": port}.get(word, word)
         for word in shlex.split(serve.removesuffix("&"))
-    ]  # fmt: skip
+    ]
     server = _serve(serve_argv, tmp_path, int(port))
     try:
         emulator = f"http://127.0.0.1:{port}"
@@ -523,7 +540,7 @@ def _run_scaling_commands(try_out: str, base: dict, emulator: str) -> None:
     two_devices = with_test_xla_flags("--xla_force_host_platform_device_count=2")
     env = {**base, "STORAGE_EMULATOR_HOST": emulator, "JAX_PLATFORMS": "cpu",
            "XLA_FLAGS": two_devices}  # fmt: skip
-    coordinator = f"127.0.0.1:{_free_port()}"
+    coordinator = f"127.0.0.1:{free_port()}"
     pod = explicit.replace("10.0.0.1:1234", coordinator)
     pod = pod.replace("--num-processes 4", "--num-processes 2")
     hosts = []

@@ -12,7 +12,6 @@ devices and processes.
 
 import json
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from conftest import PYTHON, REPO, slurm_environment, subprocess_env, tiny_experiment
+from conftest import PYTHON, REPO, free_port, slurm_environment, subprocess_env, tiny_experiment
 
 from azjax import paths
 from azjax.apps import cli
@@ -40,12 +39,6 @@ EXACT_KEYS = (
 LEARNING_KEYS = ("loss", "value_loss", "policy_loss", "grad_norm", "l2")
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("localhost", 0))
-        return probe.getsockname()[1]
-
-
 def start(
     workdir: Path,
     experiment: Path,
@@ -56,6 +49,7 @@ def start(
     timeout_s: int = 300,
     only: tuple[int, ...] | None = None,
     extra_for: dict[int, tuple[str, ...]] | None = None,
+    env: dict[str, str] | None = None,
 ) -> list[subprocess.Popen]:
     """`azjax train` as `processes` processes of `devices` CPU devices each (only the
     process ids in `only`, when given; `extra_for[I]`: more arguments for process I); their
@@ -64,6 +58,7 @@ def start(
         XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
         JAX_PLATFORMS="cpu",
         PYTHONUNBUFFERED="1",
+        **(env or {}),
     )
     port = free_port()
     command = [PYTHON, "-m", "azjax.apps.cli", "train", "--config", str(experiment)]
@@ -373,6 +368,41 @@ def test_two_processes_stopped_by_a_signal_to_one_and_resumed_train_as_one_proce
         (trainer["opt_state"], read_item(many, last, "params")),
         (reference["opt_state"], read_item(one, last, "params")),
     )
+
+
+@pytest.mark.slow
+def test_a_process_killed_stops_the_other_with_one_line_and_both_resume(tmp_path):
+    """kill -9 of process 1 of two: process 0 stops at once with one line that says another
+    process was lost and how to resume (status 1, no abort, no stack trace), and the two
+    processes resume the run from its checkpoints, compiling again: the programs the first
+    run left in JAX's persistent compilation cache (every one, in a cache of this test's
+    own) would wait forever in their first collective. (Process 0 killed takes the
+    coordination service with it: JAX's client then aborts the survivor, docs/scaling.md.)"""
+    killed = 1
+    last = 40
+    experiment = tiny_experiment(tmp_path, num_iterations=last, checkpoint_every=2)
+    workdir = tmp_path / "run"
+    cache = {
+        "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax_cache"),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    }
+    children = start(workdir, experiment, processes=2, devices=1, env=cache)
+    wait_for_line(children[0], "it    3")
+    children[killed].kill()
+    survivor = 1 - killed
+    ((status, output),) = finish([children[survivor]], timeout=240)
+    children[killed].wait()
+    said = [line for line in output.splitlines() if line.startswith("azjax")]
+    assert status == 1 and "Traceback" not in output, output[-3000:]
+    assert len(said) == 1, output[-3000:]
+    assert said[0].startswith("azjax: error: lost the connection to another process of this run")
+    assert "run the same command again (on every host) to resume" in said[0], said[0]
+    saved = checkpoint_steps(workdir)[-1]
+    assert saved >= 2
+    outputs = train(workdir, experiment, processes=2, devices=1, env=cache)
+    assert f"resuming {workdir} from iteration {saved}" in outputs[0], outputs[0][-3000:]
+    assert f"done: {last} iterations" in outputs[0]
+    assert [r["iteration"] for r in read_metrics(workdir)] == list(range(1, last + 1))
 
 
 # Restore anywhere: a checkpoint written on some devices resumes on others.

@@ -6,11 +6,16 @@ import gzip
 import importlib.util
 import json
 import os
+import re
 import struct
+import subprocess
 import sys
+import time
+import urllib.parse
+import urllib.request
 
 import pytest
-from conftest import tiny_config
+from conftest import free_port, tiny_config
 
 from azjax.runs.metrics import read_metrics
 from azjax.runs.trackers import TensorBoard, mlflow_key
@@ -182,13 +187,52 @@ def test_mlflow_local_store_holds_the_records_and_a_resume_logs_on(tmp_path):
     assert all(abs(logged[k] - expected[k]) <= FLOAT * max(1, abs(expected[k])) for k in logged)
 
 
+def _get_json(url: str, timeout: float = 60):
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        data = response.read()
+    return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+
+
 @pytest.mark.slow  # 20 s
-def test_profile_writes_a_trace_that_perfetto_reads(tmp_path):
+def test_profile_opens_in_tensorboards_profile_tab(tmp_path):
+    """`train.profile` writes into the run's TensorBoard folder, where TensorBoard's Profile
+    tab (the `profile` extra: xprof) finds the trace, and its trace viewer (which streams the
+    XPlane file at the zoom's resolution) shows each traced iteration as a step."""
+    require_module("xprof")
     config = _config(("tensorboard",), 3)
     config.train.profile = (2, 3)
     workdir = tmp_path / "run"
     train_lib.train(config, workdir, quiet=True)
-    (trace,) = workdir.glob("profile/plugins/profile/*/perfetto_trace.json.gz")
-    events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
-    assert len(events) > 100
-    assert list(workdir.glob("profile/plugins/profile/*/*.xplane.pb"))
+    assert not (workdir / "profile").exists()
+    (trace,) = (workdir / "tensorboard").glob("plugins/profile/*/*.xplane.pb")
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tensorboard.main", "--logdir", str(workdir / "tensorboard"),
+         "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}/data/plugin/profile"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                runs = _get_json(f"{base}/runs")
+                if runs:
+                    break
+            except OSError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, "no profile runs"
+            time.sleep(1)
+        (run,) = runs
+        tools = _get_json(f"{base}/run_tools?run={urllib.parse.quote(run)}")
+        assert "trace_viewer@" in tools and "overview_page" in tools, tools
+        query = urllib.parse.urlencode(
+            {"run": run, "tag": "trace_viewer@", "host": trace.name.split(".")[0]}
+        )
+        events = _get_json(f"{base}/data?{query}", timeout=300)["traceEvents"]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    # Each traced iteration is a step of its own (`StepTraceAnnotation`), named by its number.
+    steps = [e["name"] for e in events if re.fullmatch(r"iteration \d+", str(e.get("name")))]
+    assert steps == ["iteration 2", "iteration 3"], steps

@@ -25,6 +25,7 @@ positions (`GoState.komi`), so one compiled search serves every komi.
 
 import datetime
 import functools
+import logging
 import re
 import sys
 import traceback
@@ -43,6 +44,8 @@ from azjax.config import build
 from azjax.games import State, notation
 from azjax.matches.agent import Agent, TreeMemory
 from azjax.types import UserError
+
+_log = logging.getLogger(__name__)
 
 COMMANDS = (
     *("protocol_version", "name", "version", "known_command", "list_commands", "quit"),
@@ -162,7 +165,7 @@ class Engine(gtp_extensions.ExtensionCommands):
             self.sgf_dir.mkdir(parents=True, exist_ok=True)
             self._write_record(path)
         except (GtpError, OSError) as error:
-            print(f"azjax gtp: the game is not saved: {error}", file=sys.stderr)
+            _log.warning("azjax gtp: the game is not saved: %s", error)
             return None
         return path
 

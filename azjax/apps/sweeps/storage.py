@@ -28,7 +28,7 @@ import optuna
 
 from azjax import config as config_lib
 from azjax.config.schema import flatten
-from azjax.paths import is_local, workdir_path, write_atomically
+from azjax.paths import is_local, read_json, workdir_path, write_atomically
 from azjax.types import UserError
 
 SWEEP_FILE = "sweep.json"
@@ -170,12 +170,10 @@ def check_identity(saved: dict, given: dict, where: str) -> None:
 
 def read_sweep_file(workdir: Path) -> dict | None:
     path = workdir_path(workdir) / SWEEP_FILE
-    if not path.exists():
-        return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise UserError(f"{path} is corrupt: {error}") from None
+        return read_json(path)
+    except FileNotFoundError:
+        return None
 
 
 def write_sweep_file(workdir: Path, data: dict) -> None:

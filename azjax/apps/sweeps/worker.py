@@ -13,8 +13,8 @@ trains those with one pipeline (`config.pipeline_key`) as one population
 (`population.train_population`), optionally with population-based training.
 """
 
+import logging
 import math
-import sys
 import time
 from pathlib import Path
 
@@ -37,6 +37,8 @@ from azjax.training import pbt as pbt_lib
 from azjax.training import population as population_lib
 from azjax.training import train
 from azjax.types import UserError
+
+_log = logging.getLogger(__name__)
 
 
 def trial_directory(workdir: Path, root: int) -> Path:
@@ -101,7 +103,7 @@ def run_sweep(
     if not distributed.is_primary():  # a pod's other processes train what process 0 shares
         pod.follow()
         return None
-    log = (lambda *_: None) if quiet else (lambda *a: print(*a, flush=True))
+    log = (lambda *_: None) if quiet else _log.info
     workdir = workdir_path(workdir)
     space = space_lib.check(space, config)
     pbt = None
@@ -318,8 +320,9 @@ class _Worker:
             for item in live:
                 self._fail(item.trial, message)
                 item.finished = True
-            print(f"azjax: trial {', '.join(str(i.root) for i in live)} failed: {message}",
-                  file=sys.stderr, flush=True)  # fmt: skip
+            _log.warning(
+                "azjax: trial %s failed: %s", ", ".join(str(i.root) for i in live), message
+            )
             return
         self._followers_waiting = True
         for item in live:

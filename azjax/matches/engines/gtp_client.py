@@ -1,4 +1,5 @@
-"""Go engines that speak GTP (GNU Go, KataGo, Leela Zero) as host players.
+"""Engines that speak GTP as host players: Go (GNU Go, KataGo, Leela Zero) and Othello
+(GRhino's `gtp-rhino`, GTP as Quarry speaks it for Othello).
 
     player = GtpPlayer("gnugo --mode gtp --level 5")
     player.start(game, state)        # boardsize, clear_board, komi (and a set-up position)
@@ -16,6 +17,10 @@ opponent's dead stones to it as living ones. So where the engine lists
 does not pass while dead opponent stones remain on the board), the player asks for every move
 with it instead of `genmove` (`cleanup=False` turns this off). In GNU Go the two differ only
 where `genmove` would pass (`capture_all_dead`): the play before is the same.
+
+In Othello the engine keeps the turn by the rules itself: a side without a legal move is
+skipped on its board, so azjax's pass is not sent (`play w pass` is no GTP move there), and
+`genmove` answers `pass` only for a side that has none.
 """
 
 import shlex
@@ -38,7 +43,7 @@ _COLORS = ("b", "w")  # GTP colour of player 0 (black) and player 1 (white)
 
 
 class GtpPlayer(HostPlayer):
-    """A GTP engine playing Go (`go_*` games).
+    """A GTP engine playing Go (`go_*` games) or Othello.
 
     Args:
       command: the engine's command line (or argv list).
@@ -102,13 +107,16 @@ class GtpPlayer(HostPlayer):
         """Sets up the board: boardsize, clear_board, komi (from `state.komi`), then the
         stones of a set-up position as `play` commands. A new engine process is first asked
         for its `list_commands` (see `genmove_command`)."""
-        if games.family_of(game) != "go":
-            raise UserError(f"{self.name} plays go over GTP, not {game.name}")
+        family = games.family_of(game)
+        if family not in ("go", "othello"):
+            raise UserError(f"{self.name} plays go or othello over GTP, not {game.name}")
         self._game, self._engine_move = game, None
         if self._genmove is None or self._process is None or not self._process.alive:
             self._genmove = genmove_command(self._list_commands(), cleanup=self.cleanup)
-        self._ask(f"boardsize {game.size}")
+        self._ask(f"boardsize {round(np.sqrt(game.num_actions - 1))}")
         self._ask("clear_board")
+        if family == "othello":  # the standard start, which `clear_board` sets up
+            return
         self._ask(f"komi {float(state.komi):g}")
         board = np.asarray(state.board)  # [H*W]: 1 black, -1 white, 0 empty
         for point in np.flatnonzero(board):
@@ -131,6 +139,8 @@ class GtpPlayer(HostPlayer):
             return
         if engine_move is not None:  # the host played something else: take the engine's back
             self._ask("undo")
+        if action == self._game.num_actions - 1 and games.family_of(self._game) == "othello":
+            return  # a forced pass: the engine's board skips the side itself
         color = _COLORS[int(state.current_player)]
         self._ask(f"play {color} {notation.action_to_string(self._game, action)}")
 

@@ -16,9 +16,9 @@ written there (`tournament.log`).
 
 import csv
 import io
+import logging
 import math
 import os
-import sys
 import zlib
 from pathlib import Path
 
@@ -35,6 +35,8 @@ from azjax.paths import is_local, read_text, workdir_path, write_atomically
 from azjax.runs.directory import load_run_config
 from azjax.runs.plots import plot_ratings
 from azjax.types import UserError
+
+_log = logging.getLogger(__name__)
 
 SCHEDULES = ("round-robin", "gauntlet")
 
@@ -168,7 +170,7 @@ def run(
       seed: seeds the games (each pairing and batch draws its own key from it).
       timeout: seconds an outside engine may take for one answer.
       anchor: the player rated 0.
-      quiet: print nothing (by default a line per pairing played, and engine failures).
+      quiet: log nothing (by default a line per pairing played, and engine failures).
       stop_on_signal: Ctrl-C and SIGTERM stop the tournament after the batch of games in
         play, logged (`azjax tournament`: a signal never lands inside jax's code), raising
         KeyboardInterrupt; otherwise the caller's handlers apply.
@@ -192,7 +194,6 @@ def run(
                 simulations=simulations, opening_plies=opening_plies, seed=seed,
                 timeout=timeout, anchor=anchor, quiet=quiet, trust_engines=trust_engines,
             )  # fmt: skip
-    out = None if quiet else sys.stderr
     directory = _directory(directory)
     if games_per_pair < 1:
         raise UserError(f"games per pair must be at least 1, got {games_per_pair}")
@@ -233,8 +234,8 @@ def run(
                     records = [
                         _host_game(the_game, roster, a, b, played, opening, key, step, timeout)
                     ]
-                    if records[0]["reason"] and out:
-                        print(f"{a_name} vs {b_name}: {records[0]['reason']}", file=out)
+                    if records[0]["reason"] and not quiet:
+                        _log.warning("%s vs %s: %s", a_name, b_name, records[0]["reason"])
                 else:
                     remaining = games_per_pair - played
                     count = min(batch_size, remaining + remaining % 2)
@@ -243,8 +244,9 @@ def run(
                 new += len(records)
                 if stop_on_signal and interrupt.requested():
                     raise KeyboardInterrupt
-            if out and new:
-                _report(game_log, a_name, b_name, out)
+            if new and not quiet:
+                scores = [score_of(game, a_name) for game in game_log.between(a_name, b_name)]
+                _log.info("%s vs %s: %g / %d", a_name, b_name, sum(scores), len(scores))
     finally:
         roster.close()
     return write_ratings(directory, game_log, anchor=anchor)
@@ -302,11 +304,6 @@ def _host_game(game, roster, a, b, played, opening, key, step, timeout) -> dict:
         "plies": plies,
         "reason": reason,
     }
-
-
-def _report(game_log: GameLog, a: str, b: str, out) -> None:
-    scores = [score_of(game, a) for game in game_log.between(a, b)]
-    print(f"{a} vs {b}: {sum(scores):g} / {len(scores)}", file=out, flush=True)
 
 
 def write_ratings(directory: str | Path, game_log: GameLog | None = None, *, anchor="random"):
