@@ -293,3 +293,43 @@ def test_the_checks_see_a_cycle_an_upward_import_and_a_hidden_one(tmp_path):
         f"{package / 'b.py'}:2: azjax.b imports azjax.a inside a function",
         f"{package / 'b.py'}:3: azjax.b imports json inside a function",
     ]
+
+
+# A config's sections: its keys are `config.SECTION.KEY` (and `config.seed`, `config.game`,
+# ...); below the applications only `config/` reads them, and hands records up.
+CONFIG_NAMES = {"train", "eval", "search", "selfplay", "learner", "replay", "network"}
+CONFIG_NAMES |= {"seed", "game", "game_kwargs", "name"}
+KEY_FREE_WINGS = ("runs", "matches", "training")
+
+
+def _key_reads(path: Path) -> list[str]:
+    """`config.<section or top-level key>` read in a module (docstrings are not code): where
+    `config` is a name, an attribute or an item of a list named so."""
+
+    def is_config(node: ast.AST) -> bool:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
+        return name in ("config", "configs")
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        f"{path.relative_to(ROOT)}:{node.lineno}: config.{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr in CONFIG_NAMES and is_config(node.value)
+    ]
+
+
+def test_runs_matches_and_training_read_no_config_key():
+    """`config/build.py` turns a config into records (`RunSettings`, `EvalSettings`,
+    `AgentSettings`, the `Pipeline`, ...); the wings above it up to the applications use
+    those, so a key's name appears only where it is defined and where it is mapped."""
+    reads = [
+        read
+        for module, path in MODULES.items()
+        if module.split(".")[1:2] and module.split(".")[1] in KEY_FREE_WINGS
+        for read in _key_reads(path)
+    ]
+    assert not reads, "config keys read outside config/:\n" + "\n".join(reads)
+    probe = ROOT / "azjax" / "config" / "build.py"
+    assert _key_reads(probe), "the check sees no read in build.py itself"

@@ -169,11 +169,33 @@ def _as_float32(params: SearchParams) -> SearchParams:
 
 
 @dataclasses.dataclass(frozen=True)
+class GatingSettings:
+    """AlphaGo Zero's gate (`training.gating`), read once from `train.gating_*`."""
+
+    games: int  # games of the current network against the best
+    every: int  # iterations between gating matches
+    threshold: float  # the score that makes the current network the best
+
+
+@dataclasses.dataclass(frozen=True)
+class TrackerSettings:
+    """Where a run's records go besides `metrics.jsonl` (`runs.trackers`), from `train.*`."""
+
+    loggers: tuple[str, ...]  # of "tensorboard", "wandb", "mlflow"
+    wandb_project: str
+    mlflow_uri: str  # "": a SQLite store in the run's folder
+    experiment: str  # the MLflow experiment: the run's name
+
+
+@dataclasses.dataclass(frozen=True)
 class RunSettings:
     """A run's bookkeeping, read once from `train.*`, `eval.every` and the self-play sizes: what
     the host loop (`host_loop`) needs beside the compiled steps."""
 
     name: str  # the run's name (the experiment's, or the game's)
+    game: str  # the game's name, as the config gives it
+    game_kwargs: dict  # and its options (`games.make(game, **game_kwargs)`)
+    seed: int  # the run's seed (its initial state; its evaluations' games)
     num_iterations: int  # the iteration budget
     max_minutes: float  # wall-clock budget; 0: none
     checkpoint_every: int  # iterations between checkpoints
@@ -181,13 +203,24 @@ class RunSettings:
     eval_every: int  # iterations between evaluations; 0: none
     positions_per_iteration: int  # self-play positions per iteration (games x plies)
     profile: tuple[int, int]  # first and last iteration traced; (0, 0): none
-    gating: bool  # self-play plays the best network so far (`gating`)
+    gating: GatingSettings | None  # self-play plays the best network so far; None: off
+    trackers: TrackerSettings
 
 
 def make_run_settings(config: ml_collections.ConfigDict) -> RunSettings:
     train = config.train
+    gating = None
+    if train.gating:
+        gating = GatingSettings(
+            games=int(train.gating_games),
+            every=int(train.gating_every),
+            threshold=float(train.gating_threshold),
+        )
     return RunSettings(
         name=config.name or config.game,
+        game=config.game,
+        game_kwargs=dict(config.game_kwargs),
+        seed=int(config.seed),
         num_iterations=int(train.num_iterations),
         max_minutes=float(train.max_minutes),
         checkpoint_every=int(train.checkpoint_every),
@@ -195,7 +228,31 @@ def make_run_settings(config: ml_collections.ConfigDict) -> RunSettings:
         eval_every=int(config.eval.every),
         positions_per_iteration=int(config.selfplay.batch_size * config.selfplay.num_steps),
         profile=tuple(int(i) for i in train.profile),
-        gating=bool(train.gating),
+        gating=gating,
+        trackers=TrackerSettings(
+            loggers=tuple(train.loggers),
+            wandb_project=str(train.wandb_project),
+            mlflow_uri=str(train.mlflow_uri or ""),
+            experiment=str(config.name),
+        ),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentSettings:
+    """How a run's network plays as an agent (`matches.agent`): its evaluation search's
+    simulations, and self-play's move choice for playing as training does."""
+
+    simulations: int  # `eval.num_simulations`
+    temperature_moves: int  # plies sampled from the search policy in self-play
+    sample_search_action: bool  # those plies play the search's own action (Gumbel)
+
+
+def make_agent_settings(config: ml_collections.ConfigDict) -> AgentSettings:
+    return AgentSettings(
+        simulations=int(config.eval.num_simulations),
+        temperature_moves=int(config.selfplay.temperature_moves),
+        sample_search_action=config.search.algorithm == "gumbel",
     )
 
 

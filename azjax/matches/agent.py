@@ -189,7 +189,7 @@ def _agent(config, variables, iteration: int, num_simulations, search) -> Agent:
         config = apply_overrides(ml_collections.ConfigDict(config.to_dict()), search)
     game = build.make_game(config)
     network = build.make_network_for(config, game)
-    simulations = num_simulations or config.eval.num_simulations
+    simulations = num_simulations or build.make_agent_settings(config).simulations
     return Agent(game, network, config, variables, iteration, simulations)
 
 
@@ -202,8 +202,8 @@ def _variables_like(config: ml_collections.ConfigDict):
 def selfplay_player(agent: Agent) -> Player:
     """Plays like training self-play: the run's training search (with exploration noise, at
     `config.search.num_simulations`) and its temperature schedule."""
-    config = agent.config
-    search = build.make_searcher(config, agent.game, agent.network, explore=True)
+    search = build.make_searcher(agent.config, agent.game, agent.network, explore=True)
+    settings = build.make_agent_settings(agent.config)
 
     def play(params, states: State, key: PRNGKey):
         search_key, sample_key = jax.random.split(key)
@@ -211,8 +211,8 @@ def selfplay_player(agent: Agent) -> Player:
             search(params, states, search_key),
             states,
             sample_key,
-            config.selfplay.temperature_moves,
-            sample_search_action=config.search.algorithm == "gumbel",
+            settings.temperature_moves,
+            sample_search_action=settings.sample_search_action,
         )
 
     return play

@@ -33,6 +33,7 @@ import jax
 
 from azjax import config as config_lib
 from azjax import extras
+from azjax.config import build
 from azjax.paths import copy_tree, is_local, read_json, workdir_path
 from azjax.config.schema import LOGGERS
 from azjax.types import UserError
@@ -124,7 +125,7 @@ class Wandb:
         local = workdir_path(workdir)
         directory = str(local) if is_local(local) else tempfile.mkdtemp(prefix="azjax-wandb-")
         self.run = wandb.init(
-            project=config.train.wandb_project,
+            project=build.make_run_settings(config).trackers.wandb_project,
             name=local.name,
             id=run_id,
             resume="allow",
@@ -152,19 +153,20 @@ class Mlflow:
         from mlflow.tracking import MlflowClient  # noqa: PLC0415
 
         local = workdir_path(workdir)
-        if not config.train.mlflow_uri and not is_local(local):
+        settings = build.make_run_settings(config).trackers
+        if not settings.mlflow_uri and not is_local(local):
             raise UserError("train.loggers 'mlflow' with a cloud workdir needs train.mlflow_uri")
         # MLflow's own default store: a SQLite database (its file store is deprecated).
-        uri = config.train.mlflow_uri or f"sqlite:///{local.absolute() / 'mlflow.db'}"
+        uri = settings.mlflow_uri or f"sqlite:///{local.absolute() / 'mlflow.db'}"
         for name in ("mlflow", "alembic"):  # "Creating initial MLflow database tables..."
             logging.getLogger(name).setLevel(logging.WARNING)
         self.client = MlflowClient(tracking_uri=uri)
         if run_id is None:
-            experiment = self.client.get_experiment_by_name(config.name)
+            experiment = self.client.get_experiment_by_name(settings.experiment)
             experiment_id = (
                 experiment.experiment_id
                 if experiment
-                else self.client.create_experiment(config.name)
+                else self.client.create_experiment(settings.experiment)
             )
             run = self.client.create_run(experiment_id, run_name=local.name)
             run_id = run.info.run_id
@@ -197,7 +199,8 @@ def require_extras(config) -> None:
     """Raises `extras.require`'s one-line ModuleNotFoundError where a tracker of
     `train.loggers` needs an extra that is not installed (checked before a run's workdir is
     made, so a refused run leaves none)."""
-    extras.require(*(name for name in ("wandb", "mlflow") if name in tuple(config.train.loggers)))
+    loggers = build.make_run_settings(config).trackers.loggers
+    extras.require(*(name for name in ("wandb", "mlflow") if name in loggers))
 
 
 def open_trackers(config, workdir, resume_iteration: int, *, tensorboard: bool = True) -> list:
@@ -205,7 +208,7 @@ def open_trackers(config, workdir, resume_iteration: int, *, tensorboard: bool =
     `resume_iteration` (0: a new run); W&B and MLflow run ids are kept in the workdir.
     `tensorboard=False` (a quiet run) leaves TensorBoard out."""
     trackers = []
-    loggers = tuple(config.train.loggers)
+    loggers = build.make_run_settings(config).trackers.loggers
     if "tensorboard" in loggers and tensorboard:
         trackers.append(TensorBoard(workdir, resume_iteration, config))
     ids_path = workdir_path(workdir) / IDS_FILE
@@ -222,30 +225,45 @@ def open_trackers(config, workdir, resume_iteration: int, *, tensorboard: bool =
 
 
 class Profiler:
-    """A `jax.profiler` trace of iterations `first..last` (inclusive) in WORKDIR/profile
-    (`plugins/profile/<time>/`: `*.xplane.pb` for TensorBoard's profile plugin,
-    `perfetto_trace.json.gz` for ui.perfetto.dev); (0, 0) traces nothing."""
+    """A `jax.profiler` trace of iterations `first..last` (inclusive) in the run's TensorBoard
+    folder, each iteration a step (`StepTraceAnnotation`): WORKDIR/tensorboard/plugins/profile/
+    <time>/*.xplane.pb, which the Profile tab of `tensorboard --logdir WORKDIR/tensorboard`
+    opens with the `profile` extra (xprof). (0, 0) traces nothing.
+
+    No Perfetto JSON is asked for: JAX's conversion to JSON (and the `trace.json.gz` it writes
+    beside the XPlane file) stops at a million events, fewer than one iteration of a real run
+    makes on a CPU; the XPlane file holds them all, and the Profile tab's trace viewer streams
+    it at the zoom's resolution."""
 
     def __init__(self, iterations, workdir):
         self.first, self.last = (int(i) for i in iterations)
-        self.directory = workdir_path(workdir) / "profile"
-        self.tracing = False
+        self.directory = workdir_path(workdir) / "tensorboard"
+        self.tracing, self._step = False, None
         if self.first > 0 and not is_local(self.directory):
             raise UserError("train.profile writes its trace to a local workdir only")
 
     def before(self, iteration: int) -> None:
         """Called before `iteration` runs."""
         if self.first > 0 and iteration == self.first and not self.tracing:
-            # The XPlane file (TensorBoard's profile plugin) and a Perfetto trace beside it.
-            jax.profiler.start_trace(str(self.directory), create_perfetto_trace=True)
+            jax.profiler.start_trace(str(self.directory))
             self.tracing = True
+        if self.tracing:
+            self._step = jax.profiler.StepTraceAnnotation("iteration", step_num=iteration)
+            self._step.__enter__()
 
     def after(self, iteration: int) -> None:
         """Called after `iteration` ran (its results on the host)."""
+        self._end_step()
         if self.tracing and iteration >= self.last:
             self.close()
 
+    def _end_step(self) -> None:
+        if self._step is not None:
+            self._step.__exit__(None, None, None)
+            self._step = None
+
     def close(self) -> None:
+        self._end_step()
         if self.tracing:
             jax.profiler.stop_trace()
             self.tracing = False

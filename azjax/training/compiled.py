@@ -128,7 +128,7 @@ def compile_run(config: ml_collections.ConfigDict, mesh: Mesh | None = None) -> 
 def abstract_arguments(run: CompiledRun, config: ml_collections.ConfigDict):
     """Shapes of the arguments of `run.play` and `run.learn`, nothing computed: (state,
     chunk's learn keys, hyperparameters), for lowering and compiling them ahead of time."""
-    state = jax.eval_shape(run.init, jax.random.PRNGKey(config.seed))
+    state = jax.eval_shape(run.init, jax.random.PRNGKey(build.make_run_settings(config).seed))
     hyper = build.make_hyperparams(config)
     _, _, learn_keys = jax.eval_shape(run.play, state, hyper)
     return state, jax.ShapeDtypeStruct(learn_keys.shape[1:], learn_keys.dtype), hyper

@@ -16,6 +16,7 @@ and equals a straight run, even where the best changed after the newest checkpoi
 that neither the current best nor a kept checkpoint needs are deleted after each save.
 """
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -37,18 +38,19 @@ _MATCHES: dict = {}
 def make_gate(
     config: ml_collections.ConfigDict, pipeline: Pipeline, workdir: Path, *, sharding, log
 ) -> "Gate":
-    """The gate of a run in `workdir`; the compiled match is shared by runs of this process
-    with the same search, evaluation simulations and number of games.
+    """The gate of a gated run (`build.RunSettings.gating`) in `workdir`; the compiled match
+    is shared by runs of this process with the same agent search and number of games.
 
     Args:
       sharding: the `NamedSharding` tree of the learner's variables (`CompiledRun.shardings`),
         given to the best network so that the compiled self-play is reused.
       log: prints one line per gating match.
     """
-    flat = config_lib.flatten(json.loads(config_lib.to_json(config)))
-    settings = {k: v for k, v in flat.items() if k.startswith("search.")}
-    settings.update({k: flat[k] for k in ("eval.num_simulations", "train.gating_games")})
-    key = (config_lib.pipeline_key(config), json.dumps(settings, sort_keys=True))
+    run_settings = build.make_run_settings(config)
+    settings = run_settings.gating
+    search = dataclasses.astuple(build.make_search_params(config, explore=False))
+    simulations = build.make_agent_settings(config).simulations
+    key = (config_lib.pipeline_key(config), search, simulations, settings.games)
     if key not in _MATCHES:
         searcher = build.make_agent_searcher(config, pipeline.eval_game, pipeline.network)
         player = arena.search_player(searcher)
@@ -56,16 +58,16 @@ def make_gate(
             pipeline.eval_game,
             player,
             player,
-            num_games=config.train.gating_games,
+            num_games=settings.games,
             opening_plies=2,
         )
         _MATCHES[key] = jax.jit(match)
     return Gate(
         _MATCHES[key],
         workdir_path(workdir) / "gating",
-        every=config.train.gating_every,
-        threshold=config.train.gating_threshold,
-        seed=config.seed,
+        every=settings.every,
+        threshold=settings.threshold,
+        seed=run_settings.seed,
         sharding=sharding,
         log=log,
     )

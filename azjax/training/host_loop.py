@@ -100,7 +100,7 @@ class HostLoop:
         """The opening message."""
         first = self.members[0]
         self.log(
-            f"training {first.config.game} in {first.workdir} on {platform}; "
+            f"training {first.settings.game} in {first.workdir} on {platform}; "
             "first iteration compiles"
         )
 
@@ -127,7 +127,7 @@ class HostLoop:
     def restore(self) -> TrainerState:
         """The state, each member from its checkpoint; the members' metrics writers."""
         fresh = self.run.init(
-            self.axis.join([jax.random.PRNGKey(m.config.seed) for m in self.members])
+            self.axis.join([jax.random.PRNGKey(m.settings.seed) for m in self.members])
         )
         states = []
         for index, member in enumerate(self.members):
@@ -159,7 +159,7 @@ class HostLoop:
             unseeded = ml_collections.ConfigDict(member.config.to_dict())
             unseeded.seed = 0
             shared = evaluation_for(unseeded, self.run.pipeline)
-            member.evaluation = shared.fork(seed=member.config.seed)
+            member.evaluation = shared.fork(seed=member.settings.seed)
             member.evaluation.begin(
                 self._variables(state, index),
                 member.writer.records,

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from azjax.config import TUNABLE_KEYS
+from azjax.config import TUNABLE_KEYS, build
 from azjax.config.keys import KEYS
 from azjax.matches.ratings import anchors
 from azjax.paths import parse_json
@@ -84,10 +84,11 @@ class PBT:
         objective = self.objective or default_objective(configs[0])
         if objective.startswith("eval/"):
             for config in configs:
-                if config.eval.every <= 0 or self.every % config.eval.every:
+                every = build.make_run_settings(config).eval_every
+                if every <= 0 or self.every % every:
                     raise UserError(
                         f"pbt ranks by {objective} every {self.every} iterations: it needs "
-                        f"eval.every > 0 dividing {self.every} (got {config.eval.every})"
+                        f"eval.every > 0 dividing {self.every} (got {every})"
                     )
         keys = self.keys or varying_keys(configs) or ("learner.learning_rate",)
         return dataclasses.replace(self, objective=objective, keys=tuple(keys))
@@ -100,8 +101,9 @@ def default_objective(config) -> str:
     """The metric a run is judged by unless told: its Elo rating `eval/elo` when it rates
     itself against fixed opponents (`eval.elo` and at least two of them), else its score
     against the last fixed opponent of `eval.opponents`."""
-    fixed = anchors.anchor_specs(config.eval.opponents)
-    if config.eval.elo and len(fixed) > 1:
+    settings = build.make_eval_settings(config)
+    fixed = anchors.anchor_specs(settings.opponents)
+    if settings.elo is not None and len(fixed) > 1:
         return "eval/elo"
     if not fixed:
         raise UserError(

@@ -33,6 +33,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from azjax import config as config_lib
 from azjax import interrupt
+from azjax.config import build
 from azjax.config.build import Pipeline
 from azjax.core.steps import TrainerState, init_state, learn_step, play_step
 from azjax.paths import workdir_path
@@ -163,7 +164,7 @@ def _check(configs, workdirs) -> None:
             f"{', '.join(config_lib.TUNABLE_KEYS)}, seed, name and bookkeeping; these differ "
             "in shape-changing keys (train them as separate populations)"
         )
-    if any(c.train.gating for c in configs):
+    if any(build.make_run_settings(c).gating for c in configs):
         raise UserError("train.gating is not supported in populations")
 
 
@@ -273,7 +274,7 @@ class PopulationLoop(HostLoop):
 
     def started(self, platform: str) -> None:
         self.log(
-            f"training a population of {len(self.members)} ({self.members[0].config.game}) on "
+            f"training a population of {len(self.members)} ({self.members[0].settings.game}) on "
             f"{platform}; first iteration compiles"
         )
 

@@ -14,6 +14,7 @@ import ml_collections
 from jax.sharding import Mesh
 
 from azjax import interrupt
+from azjax.config import build
 from azjax.core.steps import TrainerState
 from azjax.paths import workdir_path
 from azjax.runs import distributed
@@ -75,12 +76,13 @@ def train(
     workdir = workdir_path(workdir)
     with interrupt.deferred():
         distributed.check_same_run(config, workdir)
-        if config.train.gating and distributed.process_count() > 1:
+        gated = build.make_run_settings(config).gating is not None
+        if gated and distributed.process_count() > 1:
             raise UserError("train.gating does not support runs of several processes yet")
         prepare_workdir(config, workdir, allow_config_change=allow_config_change, write=primary)
         run = compile_run(config, mesh)
         gate = None
-        if config.train.gating:
+        if gated:
             variables_sharding = run.shardings.train_state.variables
             gate = gating.make_gate(
                 config, run.pipeline, workdir, sharding=variables_sharding, log=log

@@ -24,6 +24,7 @@ import re
 
 import jax
 
+from azjax.config import build
 from azjax.config.opponents import is_engine_spec
 from azjax.config.schema import MAX_SIMULATIONS, parse_simulations
 from azjax.games import Game
@@ -173,7 +174,7 @@ def resolve(spec: str, *, simulations: int | None = None) -> list[PlayerInfo]:
             raise UserError(f"run {run} has no checkpoint {which} (it has {_ranges(steps)})")
     if not chosen:
         raise UserError(f"no checkpoint of {run} matches {spec!r} (it has {_ranges(steps)})")
-    sims = simulations or int(config.eval.num_simulations)
+    sims = simulations or build.make_agent_settings(config).simulations
     return [
         PlayerInfo(name=f"{run}@{step}", kind="checkpoint", run=run, step=step, simulations=sims)
         for step in chosen

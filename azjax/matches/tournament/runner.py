@@ -25,6 +25,7 @@ from pathlib import Path
 import jax
 
 from azjax import extras, games, interrupt
+from azjax.config import build
 from azjax.config.schema import MAX_SEED, MAX_SIMULATIONS
 from azjax.games import Game
 from azjax.matches import arena, zoo
@@ -52,7 +53,8 @@ def _game_of(
             config = (
                 zoo.read_config(info.run) if zoo.is_zoo(info.run) else load_run_config(info.run)
             )
-            chosen = {"name": config.game, "kwargs": dict(config.game_kwargs)}
+            run = build.make_run_settings(config)
+            chosen = {"name": run.game, "kwargs": dict(run.game_kwargs)}
             break
     if chosen is None and game_name is not None:
         games.make(game_name, **(game_kwargs or {}))  # a one-line error for an unknown game

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jax
 
-from azjax.config import parse_opponent_spec
+from azjax.config import build, parse_opponent_spec
 from azjax.matches import arena, zoo
 from azjax.matches.agent import load_agent, play_opponent
 from azjax.matches.tournament.log import GameLog, read_settings, score_of
@@ -113,7 +113,7 @@ def export(
     minutes = records[-1]["wall_time"] / 60 if records else 0.0
     card = zoo.Card(
         name=name,
-        game=agent.config.game,
+        game=build.make_run_settings(agent.config).game,
         iteration=agent.iteration,
         train_minutes=round(minutes, 1),
         command=command,
