@@ -1,14 +1,17 @@
 """Library failures read and quieted: what an exception chain says (a full disk, a file that
-is gone, storage that does not answer), its first line for a one-line error, and orbax's log
-records, asyncio's records of its abandoned failed writes and stray event-loop tracebacks
-kept off the terminal (every failure they report still reaches the caller as an exception).
-Standard library only."""
+is gone, storage that does not answer), its first line for a one-line error, a deadline for
+a call that may never return (`within`), and orbax's log records, asyncio's records of its
+abandoned failed writes and stray event-loop tracebacks kept off the terminal (every failure
+they report still reaches the caller as an exception). Standard library only."""
 
 import errno
 import logging
 import re
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "first_line",
@@ -19,6 +22,7 @@ __all__ = [
     "lacks_generations",
     "quiet_unraisable",
     "silence_orbax",
+    "within",
 ]
 
 # What a save that lost its files says: a deletion that races orbax's writers may leave the
@@ -76,7 +80,7 @@ def is_unreachable(error: BaseException) -> bool:
     (after the client library's own retries)."""
 
     def unreachable(e: BaseException) -> bool:
-        return isinstance(e, ConnectionError) or any(
+        return isinstance(e, (ConnectionError, TimeoutError)) or any(
             t.__name__ in _UNREACHABLE_TYPES for t in type(e).__mro__
         )
 
@@ -154,3 +158,25 @@ def silence_orbax() -> None:
         asyncio_logger.addFilter(_AbandonedWritesFilter())
     if not getattr(sys.unraisablehook, "azjax_quiet", False):
         sys.unraisablehook = quiet_unraisable(sys.unraisablehook)
+
+
+def within(timeout_s: float, function: Callable[[], Any], late: BaseException) -> Any:
+    """`function()` run in a helper thread; raises `late` if it has not returned within
+    `timeout_s` seconds (it goes on in the background: JAX's runtime and tensorstore's
+    writes cannot be interrupted)."""
+    outcome = {}
+
+    def target():
+        try:
+            outcome["value"] = function()
+        except BaseException as error:  # noqa: BLE001  (re-raised in the calling thread)
+            outcome["error"] = error
+
+    thread = threading.Thread(target=target, name="azjax-within", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        raise late
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")

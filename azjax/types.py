@@ -34,6 +34,11 @@ class RunError(UserError):
     exit_code = 1
 
 
+class StorageLost(RunError):
+    """A run's storage stopped answering (`train.storage_timeout_s`): one line, status 1, and
+    the command exits at once, leaving behind the threads still retrying it."""
+
+
 class Batch(struct.PyTreeNode):
     """Labelled training samples (a minibatch, or the positions self-play hands to replay)."""
 

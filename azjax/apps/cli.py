@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    from azjax.types import RunError, UserError  # noqa: PLC0415
+    from azjax.types import StorageLost, UserError  # noqa: PLC0415
 
     try:
         rest, overrides = split_overrides(argv)
@@ -365,7 +365,7 @@ def _main(argv: list[str]) -> int:
         return COMMANDS[args.command](args)
     except UserError as error:
         print(f"azjax: error: {error}", file=sys.stderr)
-        if isinstance(error, RunError) and is_unreachable(error):  # storage gone mid-run
+        if isinstance(error, StorageLost):  # its writes still retrying would hold the exit
             console.abandon(error.exit_code)
         return error.exit_code
     except ModuleNotFoundError as error:

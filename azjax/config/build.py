@@ -199,6 +199,7 @@ class RunSettings:
     num_iterations: int  # the iteration budget
     max_minutes: float  # wall-clock budget; 0: none
     checkpoint_every: int  # iterations between checkpoints
+    storage_timeout_s: float  # cloud storage's answers waited for; 0: the libraries' retries
     keep_checkpoints: int  # newest checkpoints kept
     eval_every: int  # iterations between evaluations; 0: none
     positions_per_iteration: int  # self-play positions per iteration (games x plies)
@@ -224,6 +225,7 @@ def make_run_settings(config: ml_collections.ConfigDict) -> RunSettings:
         num_iterations=int(train.num_iterations),
         max_minutes=float(train.max_minutes),
         checkpoint_every=int(train.checkpoint_every),
+        storage_timeout_s=float(train.storage_timeout_s),
         keep_checkpoints=int(train.keep_checkpoints),
         eval_every=int(config.eval.every),
         positions_per_iteration=int(config.selfplay.batch_size * config.selfplay.num_steps),

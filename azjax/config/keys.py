@@ -259,6 +259,15 @@ KEYS: dict[str, Key] = {
     ),
     "train.checkpoint_every": K(10, "iterations between checkpoints", 1, change="resume"),
     "train.keep_checkpoints": K(3, "checkpoints kept", 1, change="resume"),
+    "train.storage_timeout_s": K(
+        300.0,
+        "cloud storage (gs://) that stops answering during a checkpoint save stops the run "
+        "with one line after this many seconds, the checkpoints saved before kept (0: "
+        "tensorstore's own retries, a quarter of an hour or more)",
+        0.0,
+        change="resume",
+        added=True,
+    ),
     "train.gating": K(
         False,
         "AlphaGo Zero's gating: self-play plays the best network so far, replaced when the "

@@ -53,11 +53,12 @@ from azjax.faults import (
     is_unreachable,
     lacks_generations,
     silence_orbax,
+    within,
 )
 from azjax.paths import FolderWatch, is_local, workdir_path
 from azjax.core import replay
 from azjax.core.steps import TrainerState
-from azjax.types import RunError, UserError
+from azjax.types import RunError, StorageLost, UserError
 
 _log = logging.getLogger(__name__)
 
@@ -102,6 +103,7 @@ class Checkpointer:
         asynchronous: bool = True,
         barrier_prefix: str | None = None,
         clean_up: bool = False,
+        storage_timeout_s: float = 0.0,
     ):
         self.workdir = workdir_path(workdir)
         if is_local(self.workdir):
@@ -109,6 +111,9 @@ class Checkpointer:
         self.directory = self.workdir / "checkpoints"
         self._pending: int | None = None  # the step being written in the background
         self._lost = 0  # saves lost in a row to a vanished folder
+        # How long `wait` waits for a save in flight to cloud storage (0: as long as it takes).
+        self._timeout = 0.0 if is_local(self.workdir) else storage_timeout_s
+        self._abandoned = False  # storage stopped answering: orbax's manager is left behind
         self._settings = (max_to_keep, save_interval_steps, asynchronous, barrier_prefix, clean_up)
         silence_orbax()
         try:
@@ -191,14 +196,20 @@ class Checkpointer:
             config=ocp.args.JsonSave(dict(config)),
             history=ocp.args.JsonSave({"records": list(metrics)}),
         )
-        # A save in flight fails in `wait`, which makes the folder again; else make it here.
-        if self._folder.gone() and self.wait():
+        # The save in flight first (within `storage_timeout_s`): where it fails, `wait` makes
+        # the folder again; else a vanished folder is made here.
+        previous = self.wait() if self._pending is not None else True
+        if self._folder.gone() and previous:
             self._warn(f"azjax: warning: {self.directory} vanished; made it again")
             self._renew()
         for attempt in range(2):
             try:
-                started = self._manager.save(step, args=args, force=force)
+                started = self._bounded(
+                    lambda: self._manager.save(step, args=args, force=force), step
+                )
                 break
+            except StorageLost:
+                raise
             except Exception as error:
                 self._failed(error, step, retry=attempt == 0)
         if started:
@@ -215,9 +226,16 @@ class Checkpointer:
         Raises:
           RunError: the disk is full (the partial save is removed), or the folder vanished
             under two saves in a row.
+          StorageLost: cloud storage stopped answering, or did not take the save within
+            `storage_timeout_s`; the checkpointer is then abandoned (`close` leaves orbax's
+            writes in flight behind).
         """
+        if self._abandoned:
+            return False
         try:
-            self._manager.wait_until_finished()
+            self._bounded(self._manager.wait_until_finished, self._pending)
+        except StorageLost:
+            raise
         except Exception as error:
             self._failed(error, None, retry=True)
             return False
@@ -225,6 +243,23 @@ class Checkpointer:
             self._lost = 0
         self._pending = None
         return True
+
+    def _bounded(self, function, step: int | None):
+        """`function()` (a save of `step`, or the wait for it), within `storage_timeout_s`
+        where one is set: StorageLost after it, and the checkpointer abandoned."""
+        if not self._timeout or step is None:
+            return function()
+        failed = {s for s in (self._pending, step) if s is not None}
+        late = StorageLost(
+            f"lost the connection to {self.directory}: no answer within {self._timeout:g} s "
+            f"(train.storage_timeout_s) while iteration {max(failed)} was being saved; "
+            f"{self._last_good(failed)}: run the same command again to resume from it"
+        )
+        try:
+            return within(self._timeout, function, late)
+        except StorageLost:
+            self._pending, self._abandoned = None, True
+            raise
 
     def _failed(self, error: Exception, step: int | None, *, retry: bool):
         """Handles a failed save: returns where the `checkpoints` folder had vanished (made
@@ -251,8 +286,8 @@ class Checkpointer:
                 "azjax.apps.gcs_emulator start ...` (the gcs-emulator extra) instead"
             ) from None
         if is_unreachable(error):  # the bucket stopped answering: keep what it holds
-            self._pending = None
-            raise RunError(
+            self._pending, self._abandoned = None, True
+            raise StorageLost(
                 f"lost the connection to {self.directory} while iteration "
                 f"{max(failed, default='?')} was being saved ({first_line(error)}); "
                 f"{self._last_good(failed)}: run the same command again to resume from it"
@@ -355,12 +390,14 @@ class Checkpointer:
             pass
 
     def close(self) -> None:
-        """Waits for the save in flight (RunError on a full disk), then closes."""
+        """Waits for the save in flight (RunError on a full disk), then closes (not orbax's
+        manager where storage stopped answering: its writes would hold the exit)."""
         try:
             self.wait()
         finally:
             self._folder.close()
-            self._manager.close()
+            if not self._abandoned:
+                self._manager.close()
 
 
 def split_state(state: TrainerState) -> tuple[Any, dict]:

@@ -23,8 +23,6 @@ A process whose join failed cannot use JAX's distributed runtime any more and sh
 
 import hashlib
 import json
-import threading
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -32,7 +30,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 
 from azjax import config as config_lib
-from azjax.faults import first_line
+from azjax.faults import first_line, within
 from azjax.types import UserError
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -41,27 +39,6 @@ _settings = {"timeout_s": DEFAULT_TIMEOUT_S}
 
 class JoinError(UserError):
     """The processes of a run did not all start and meet within the timeout."""
-
-
-def _within(timeout_s: float, function: Callable[[], Any], late: str) -> Any:
-    """`function()` run in a helper thread; UserError(`late`) if it has not returned within
-    `timeout_s` seconds (it goes on in the background: JAX's runtime cannot be interrupted)."""
-    outcome = {}
-
-    def target():
-        try:
-            outcome["value"] = function()
-        except BaseException as error:  # noqa: BLE001  (re-raised in the calling thread)
-            outcome["error"] = error
-
-    thread = threading.Thread(target=target, name="azjax-distributed", daemon=True)
-    thread.start()
-    thread.join(timeout_s)
-    if thread.is_alive():
-        raise JoinError(late)
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("value")
 
 
 def _check_coordinator(coordinator: str) -> None:
@@ -147,13 +124,12 @@ def initialize(
     where = f" at {coordinator}" if coordinator else ""
     size = f"the {num_processes} processes" if num_processes else "the processes"
     try:
-        _within(
-            timeout_s,
-            join,
+        late = (
             f"{who}: {size} did not all join the coordinator{where} within {timeout_s:g} s (a "
             "host that never started or failed before joining, another --num-processes, or "
-            "a coordinator that cannot be reached)",
+            "a coordinator that cannot be reached)"
         )
+        within(timeout_s, join, JoinError(late))
     except JoinError:
         raise
     except (ValueError, RuntimeError, TypeError) as error:
@@ -211,12 +187,11 @@ def check_same_run(config, workdir) -> None:
         return
     mine = np.stack([_digest(config_lib.to_json(config)), _digest(str(workdir))])
     timeout_s = _settings["timeout_s"]
-    gathered = _within(
-        timeout_s,
-        lambda: _gather(mine),
+    late = (
         f"process {jax.process_index()}: not every process reached the config check within "
-        f"{timeout_s:g} s",
+        f"{timeout_s:g} s"
     )
+    gathered = within(timeout_s, lambda: _gather(mine), JoinError(late))
     for index, what, fix in (
         (0, "configs", "the same --config file, overrides and experiment files"),
         (1, "workdirs", "the same --workdir, on storage every host shares"),

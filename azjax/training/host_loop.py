@@ -19,6 +19,7 @@ processes (a signal, the clock, the callback) are agreed on (`distributed`).
 """
 
 import math
+import sys
 import time
 import types
 from collections.abc import Callable
@@ -37,7 +38,7 @@ from azjax.runs.trackers import Profiler
 from azjax.training.compiled import iterate
 from azjax.training.evaluation import evaluation_for
 from azjax.training.members import Member, Single, Stacked
-from azjax.types import RunError
+from azjax.types import RunError, StorageLost
 
 
 class HostLoop:
@@ -310,8 +311,9 @@ class HostLoop:
                     member.checkpointer.wait()
         finally:
             reporter.close()
-            for member in members:
-                member.writer.close()
+            if not isinstance(sys.exc_info()[1], StorageLost):  # else nothing more is written
+                for member in members:
+                    member.writer.close()
             if profiler is not None:
                 profiler.close()
         self.report(state, elapsed, interrupted=interrupted, preempted=preempted)

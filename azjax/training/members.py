@@ -98,6 +98,7 @@ class Member:
             save_interval_steps=settings.checkpoint_every,
             barrier_prefix=None if index is None else f"azjax_member_{index}",
             clean_up=True,
+            storage_timeout_s=settings.storage_timeout_s,
         )
         return cls(config, workdir, checkpointer, settings)
 

@@ -343,7 +343,7 @@ def rhino_board(engine: GtpPlayer) -> list[str]:
 def test_gtp_player_plays_othello_against_grhino():
     """Two GRhino engines (gtp-rhino, GTP as Quarry speaks it for Othello) play whole games
     through the GTP player after 4 random plies, refereed by azjax's rules: after every move
-    both engines' boards are azjax's, and each game's end and score are GRhino's own."""
+    both engines' boards are azjax's, and each game's end, winner and score are GRhino's own."""
     rhino = require_program("gtp-rhino", install="apt-get install grhino", paths=("/usr/games",))
     othello = games.make("othello")
     step = jax.jit(othello.step)
@@ -369,7 +369,11 @@ def test_gtp_player_plays_othello_against_grhino():
                 board = np.asarray(state.board).reshape(8, 8)
                 ours = ["".join(discs[int(v)] for v in row) for row in board]
                 assert rhino_board(black) == rhino_board(white) == ours, plies
-            lead = int(np.sum(np.asarray(state.board)))  # black's discs less white's
+            board = np.asarray(state.board)
+            lead = int(np.sum(board))  # black's discs less white's
+            # GRhino scores by the World Othello Federation's rule: the empty squares of a
+            # game that ended before the board was full go to the winner.
+            lead += int(np.sign(lead)) * int(np.sum(board == 0))
             said = black._ask("final_score")
             assert lead == (0 if said == "0" else int(said[2:]) * (1 if said[0] == "B" else -1))
             assert np.sign(float(state.rewards[0])) == np.sign(lead)

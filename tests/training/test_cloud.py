@@ -223,50 +223,50 @@ def test_a_gs_run_stopped_and_resumed_equals_a_straight_run(emulator, tmp_path):
 
 
 # Trains; the emulator (process `pid`) stops answering as the 2nd checkpoint save begins and
-# answers again 5 s later (a pause), then stops as the 3rd begins and is killed 1 s later
-# (gone for good). tensorstore retries a request 32 times over about a quarter of an hour
-# before it gives up; here twice. gcsfs (the metrics and config files) retries each request
-# 6 times, waiting 0.5 to 16 s between tries (about 100 s in all before the run stops,
-# measured); here 0.05 s at most.
+# answers again 5 s later (a pause), then stops as the 3rd begins, for good (a server that
+# hangs: a connection is accepted and never answered, which tensorstore's retries do not
+# bound). The run's `train.storage_timeout_s` bounds the checkpoint save. gcsfs (the metrics
+# and config files) pauses between its 6 tries (0.5 to 32 s): here 0.05 s at most. The time
+# the bucket stopped for good is written to the file named second.
 OUTAGES_AT_SAVES = """
-import asyncio, os, signal, sys, threading, types
+import asyncio, os, signal, sys, threading, time, types
 import gcsfs.retry
-from orbax.checkpoint._src.serialization import tensorstore_utils
 from azjax.runs import checkpoint
 from azjax.apps import cli
 
-pid = int(sys.argv[1])
-retries = {"max_retries": 2, "initial_delay": "0.1s", "max_delay": "0.5s"}
-for context in (tensorstore_utils._BASE_TS_CONTEXT, tensorstore_utils._DEFAULT_OCDBT_TS_CONTEXT):
-    context["gcs_request_retries"] = retries
+pid, stopped_at = int(sys.argv[1]), sys.argv[2]
 gcsfs.retry.asyncio = types.SimpleNamespace(sleep=lambda s: asyncio.sleep(min(s, 0.05)))
 real_save = checkpoint.Checkpointer.save
 saves = []
-outages = {2: (signal.SIGCONT, 5), 3: (signal.SIGKILL, 1)}  # save number: (then, after s)
 
 def save(self, step, *args, **kwargs):
     saves.append(step)
-    if len(saves) in outages:
-        then, after = outages[len(saves)]
+    if len(saves) in (2, 3):
         os.kill(pid, signal.SIGSTOP)
-        threading.Timer(after, os.kill, (pid, then)).start()
+    if len(saves) == 2:
+        threading.Timer(5, os.kill, (pid, signal.SIGCONT)).start()
+    if len(saves) == 3:
+        with open(stopped_at, "w") as file:
+            file.write(repr(time.time()))
     return real_save(self, step, *args, **kwargs)
 
 checkpoint.Checkpointer.save = save
-sys.exit(cli.main(sys.argv[2:]))
+sys.exit(cli.main(sys.argv[3:]))
 """
+
+BUDGET = 10  # seconds: the run's train.storage_timeout_s
 
 
 @pytest.mark.slow
 def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path):
     """The bucket stops answering while iteration 2 is saved and is back 5 s later, within
-    tensorstore's retries: the run goes on to iteration 3. It stops again while iteration 3
-    is saved, gone for good: the run stops with one line (naming the last good checkpoint,
-    2, the save the pause held up, when a checkpoint write gives up before a metrics file's),
-    and once the bucket is back the same command resumes from the bucket alone (its
-    config.json there) from iteration 2 or later, with evaluations, Elo anchors and gating
-    writing to the bucket. The run ends as a straight one does. (The pause and the loss were
-    two runs, each beside a straight run of its own, until 2026-11-28.)"""
+    the run's storage budget (`train.storage_timeout_s`): the run goes on to iteration 3. It
+    stops again while iteration 3 is saved, for good: the run stops with one line within the
+    budget (and gcsfs's pauses) instead of waiting for answers that never come, naming the
+    last good checkpoint, 2, when the checkpoint's wait runs out before a metrics file's;
+    once the bucket is back the same command resumes from the bucket alone (its config.json
+    there) from iteration 2 or later, with evaluations, Elo anchors and gating writing to the
+    bucket. The run ends as a straight one does."""
     require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
     port, folder = free_port(), tmp_path / "bucket"
     folder.mkdir()
@@ -276,17 +276,24 @@ def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path):
     experiment = tiny_experiment(tmp_path, num_iterations=4, checkpoint_every=1)
     train = ["train", "--config", str(experiment), *OVERRIDES]
     straight, run = str(tmp_path / "straight"), f"gs://{BUCKET}/outage"
+    stopped_at = tmp_path / "stopped_at"
     try:
         _run([*train, "--workdir", straight], env)
-        first = _run([str(server.pid), *train, "--workdir", run], env,
+        budget = f"--config.train.storage_timeout_s={BUDGET}"
+        first = _run([str(server.pid), str(stopped_at), *train, budget, "--workdir", run], env,
                      script=OUTAGES_AT_SAVES, check=False)  # fmt: skip
+        waited = time.time() - float(stopped_at.read_text())
         assert "Traceback" not in first.stderr, first.stderr
         assert first.returncode == 1, first.stdout + first.stderr
         said = [line for line in first.stderr.splitlines() if line.startswith("azjax")]
         assert len(said) == 1, first.stderr
-        assert "lost the connection" in said[0] and "run the same command again" in said[0]
+        assert "run the same command again" in said[0], said[0]
         if "the last good checkpoint is" in said[0]:  # or a metrics file write gave up first
             assert "the last good checkpoint is iteration 2" in said[0], said[0]
+        # The budget and an iteration (tensorstore alone would wait for a quarter of an hour).
+        assert "no answer within 10 s (train.storage_timeout_s)" in said[0], said[0]
+        assert waited < 3 * BUDGET + 30, (waited, said[0])
+        os.kill(server.pid, signal.SIGKILL)
         server.wait(timeout=30)
         server = _serve(_emulator_argv(port), folder, port)  # back, with what it kept
         again = _run(["train", "--workdir", run], env)

@@ -50,6 +50,7 @@ UNREACHABLE = [
     type("ClientConnectorError", (type("ClientConnectionError", (Exception,), {}),), {})(
         "Cannot connect to host 127.0.0.1:9023"
     ),
+    TimeoutError(),  # gcsfs's request past `train.storage_timeout_s` / 6 (aiohttp's timeout)
 ]
 
 
