@@ -63,6 +63,10 @@ from azjax.types import RunError, StorageLost, UserError
 _log = logging.getLogger(__name__)
 
 
+class _NoAnswer(Exception):
+    """A save or wait that `storage_timeout_s` ran out on (`Checkpointer._bounded`)."""
+
+
 def _remove(path) -> None:
     if is_local(path):
         shutil.rmtree(path, ignore_errors=True)
@@ -111,7 +115,8 @@ class Checkpointer:
         self.directory = self.workdir / "checkpoints"
         self._pending: int | None = None  # the step being written in the background
         self._lost = 0  # saves lost in a row to a vanished folder
-        # How long `wait` waits for a save in flight to cloud storage (0: as long as it takes).
+        # How long a save to cloud storage, or the wait for it, may go without an answer (0: as
+        # long as it takes).
         self._timeout = 0.0 if is_local(self.workdir) else storage_timeout_s
         self._abandoned = False  # storage stopped answering: orbax's manager is left behind
         self._settings = (max_to_keep, save_interval_steps, asynchronous, barrier_prefix, clean_up)
@@ -249,17 +254,17 @@ class Checkpointer:
         where one is set: StorageLost after it, and the checkpointer abandoned."""
         if not self._timeout or step is None:
             return function()
-        failed = {s for s in (self._pending, step) if s is not None}
-        late = StorageLost(
-            f"lost the connection to {self.directory}: no answer within {self._timeout:g} s "
-            f"(train.storage_timeout_s) while iteration {max(failed)} was being saved; "
-            f"{self._last_good(failed)}: run the same command again to resume from it"
-        )
         try:
-            return within(self._timeout, function, late)
-        except StorageLost:
+            return within(self._timeout, function, _NoAnswer())
+        except _NoAnswer:
+            failed = {s for s in (self._pending, step) if s is not None}
             self._pending, self._abandoned = None, True
-            raise
+            raise StorageLost(
+                f"lost the connection to {self.directory}: no answer within "
+                f"{self._timeout:g} s (train.storage_timeout_s) while iteration {max(failed)} "
+                f"was being saved; {self._last_good(failed)}: run the same command again to "
+                "resume from it"
+            ) from None
 
     def _failed(self, error: Exception, step: int | None, *, retry: bool):
         """Handles a failed save: returns where the `checkpoints` folder had vanished (made
