@@ -12,6 +12,9 @@ most likely legal move):
   agz:MODEL          an AlphaZero_Gomoku model (agz_train.py's PyTorch `.pt`, or the
                      repository's own Theano `.model` files) in its PyTorch network (from
                      --agz-dir), with its PUCT (c_puct 5, no log term)
+  os:RUN/checkpoint-N  a network of OpenSpiel's AlphaZero (os_train.py's OUT; its Flax
+                     linen model from the installed `open-spiel`) with its MCTSBot's PUCT
+                     (UCT c from its config.json, no log term), over azjax's rules
 
 usage:
   python rate.py timeline RUN_OR_OUT... --minutes 5,10,15,20,30
@@ -21,7 +24,7 @@ usage:
   python rate.py mistakes --game connect_four AGENT... --positions 1000 --simulations 32
 
 Runs outside azjax's repository in an environment with azjax, plus dm-haiku for pgx's
-agents and torch for AlphaZero_Gomoku's.
+agents, torch for AlphaZero_Gomoku's and open-spiel for OpenSpiel's.
 """
 
 import argparse
@@ -45,7 +48,13 @@ from azjax.matches import arena
 
 def checkpoints(path):
     """(minutes since the run's start, agent specs) of the checkpoints of an azjax run, or of
-    pgx_train.py's or agz_train.py's OUT folder."""
+    pgx_train.py's, agz_train.py's or os_train.py's OUT folder."""
+    kept = glob.glob(os.path.join(path, "checkpoint-*[0-9]"))
+    if kept:  # os_train.py's OUT: checkpoint-N for each learner step (-1 is the latest)
+        with open(os.path.join(path, "start.json")) as f:
+            start = json.load(f)["start"]
+        kept = sorted((p for p in kept if not p.endswith("-1")), key=os.path.getmtime)
+        return [(os.path.getmtime(p) - start) / 60 for p in kept], [f"os:{p}" for p in kept]
     models = sorted(glob.glob(os.path.join(path, "models", "*.pt")))
     if models:  # agz_train.py's OUT: each model is named by its minutes
         return [float(os.path.basename(p)[:-3]) for p in models], [f"agz:{p}" for p in models]
@@ -159,6 +168,40 @@ def _agz_network(game, agz_dir, model):
     return evaluate, None
 
 
+def _openspiel_network(game, checkpoint):
+    from open_spiel.python.algorithms.alpha_zero import model_linen  # noqa: PLC0415
+
+    run, step = checkpoint.rsplit("/checkpoint-", 1)
+    with open(os.path.join(run, "config.json")) as f:
+        c = json.load(f)
+    model = model_linen.Model.build_model(
+        c["nn_model"], c["observation_shape"], c["output_size"], c["nn_width"], c["nn_depth"],
+        c["weight_decay"], c["learning_rate"], run,
+    )  # fmt: skip
+    model.load_checkpoint(step)
+    variables = {"params": model._state.params, "batch_stats": model._state.batch_stats}
+    apply = model._state.apply_fn
+
+    def evaluate(variables, states, key):
+        del key
+        # Its network takes one unbatched observation at a time (as its `inference` and
+        # its per-example loss do) and values positions for player 0, as its learner's
+        # targets are player 0's returns; azjax's search wants the mover's value.
+        logits, value = jax.vmap(lambda o: apply(variables, o, training=False))(
+            jax.vmap(_openspiel_planes)(states)
+        )
+        return logits, jnp.where(states.current_player == 0, value, -value)
+
+    return evaluate, variables, c["uct_c"]
+
+
+def _openspiel_planes(state):
+    """OpenSpiel's Connect Four observation [3, 6, 7]: player 0's discs, player 1's, the
+    empty cells, bottom row first (azjax's board is top row first, player 0's discs +1)."""
+    board = state.board.reshape(6, 7)[::-1]
+    return jnp.stack([board == 1, board == -1, board == 0]).astype(jnp.float32)
+
+
 def _agz_planes(state):
     """AlphaZero_Gomoku's input [4, H, W] (`Board.current_state`): the mover's stones, the
     opponent's, the last move, and ones when the first player is to move."""
@@ -196,6 +239,10 @@ def player(game, spec, simulations, args):
     elif kind == "agz":
         evaluate, variables = _agz_network(game, args.agz_dir, path)
         search_params = SearchParams(dirichlet_fraction=0.0, pb_c_init=5.0, pb_c_base=1e12)
+        algorithm = "puct"
+    elif kind == "os":
+        evaluate, variables, uct_c = _openspiel_network(game, path)
+        search_params = SearchParams(dirichlet_fraction=0.0, pb_c_init=uct_c, pb_c_base=1e12)
         algorithm = "puct"
     else:
         raise SystemExit(f"unknown agent {spec!r}")

@@ -4,8 +4,10 @@
 # rated on one ladder and head to head (and, in Connect Four, against perfect play).
 #   connect_four: pgx's AlphaZero example (JAX, mctx)
 #   gomoku:       AlphaZero_Gomoku (PyTorch, Python tree search) on 6x6, four in a row
+#   openspiel:    OpenSpiel's AlphaZero (JAX/Flax, Python tree search) on Connect Four, rated
+#                 beside the azjax run of `connect_four` in the same OUT
 #
-# usage: bash docs/peers/run.sh OUT [MINUTES] [connect_four|gomoku]   (from the repository,
+# usage: bash docs/peers/run.sh OUT [MINUTES] [connect_four|gomoku|openspiel]   (from the repository,
 # its venv active). The peer's code is fetched at a named commit into OUT and run from there;
 # none of it enters this repository.
 set -euo pipefail
@@ -13,6 +15,7 @@ OUT=$(realpath -m "$1"); MINUTES=${2:-30}; GAME=${3:-connect_four}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 PGX_COMMIT=079b2d730e3845c25d49d99e0ccf9a374dd04cb9  # sotetsuk/pgx, 2025-02-16
 AGZ_COMMIT=0b4917ccd84ea2771706701015eb26182c1159f4  # junxiaosong/AlphaZero_Gomoku, 2024-04-24
+OPEN_SPIEL=open-spiel==2.0.2  # google-deepmind/open_spiel's wheel on PyPI
 mkdir -p "$OUT" && cd "$OUT"
 RATE="rate-venv/bin/python $REPO/docs/peers/rate.py"
 
@@ -46,6 +49,39 @@ if [ "$GAME" = gomoku ]; then
     --opponents mcts:200 --games 100 --out ladder.jsonl
   for SIMS in 0 32 400; do
     $RATE h2h "${AZJAX[-1]}" "${AGZ[-1]}" "${COMMON[@]}" --simulations $SIMS --games 200 \
+      --out h2h.jsonl
+  done
+  exit
+fi
+
+if [ "$GAME" = openspiel ]; then
+  # Its own package in its own venv; the wheel declares none of the JAX stack its AlphaZero
+  # imports, so the versions azjax's tests run it with come beside it.
+  [ -d os-venv ] || { python3 -m venv os-venv && os-venv/bin/pip install -q "$OPEN_SPIEL" \
+    jax==0.10.2 flax==0.12.8 chex==0.1.92 optax==0.2.8 orbax-checkpoint==0.12.8; }
+  if [ ! -d rate-venv ]; then
+    python3 -m venv rate-venv && rate-venv/bin/pip install -q -e "$REPO[solver]" "$OPEN_SPIEL"
+  fi
+  # Its example's settings (os_train.py) with the network scaled to azjax's (32 channels x 3
+  # blocks, as for pgx): at its 256 x 2 its two actors played 12 games in the first 3.5
+  # minutes here, a learner step (2,048 positions) about every half hour.
+  [ -d os_c4 ] || os-venv/bin/python "$REPO/docs/peers/os_train.py" os_c4 "$MINUTES" \
+    nn_width=32 nn_depth=3 > os_c4.log 2>&1
+  [ -d azjax_c4 ] || { echo "run the connect_four protocol into $OUT first" >&2; exit 2; }
+  $RATE timeline azjax_c4 os_c4 --minutes 5,10,15,20,30 | tee timeline_os.tsv
+  mapfile -t AZJAX < <(awk '$3 ~ /^azjax:/ {print $3}' timeline_os.tsv)
+  mapfile -t OS < <(awk '$3 ~ /^os:/ {print $3}' timeline_os.tsv)
+  COMMON=(--game connect_four)
+  $RATE ladder "${OS[@]}" "${COMMON[@]}" --simulations 32 --opponents mcts:200,mcts:800 \
+    --games 100 --out ladder.jsonl
+  $RATE ladder "${OS[@]}" "${COMMON[@]}" --simulations 0 --opponents mcts:200 --games 100 \
+    --out ladder.jsonl
+  for SIMS in 0 32 200; do
+    $RATE mistakes "${OS[@]}" "${COMMON[@]}" --simulations $SIMS --positions 1000 \
+      --out mistakes.jsonl
+  done
+  for SIMS in 32 200; do
+    $RATE h2h "${AZJAX[-1]}" "${OS[-1]}" "${COMMON[@]}" --simulations $SIMS --games 200 \
       --out h2h.jsonl
   done
   exit
