@@ -10,6 +10,11 @@ and gcsfs read), the first cloud path also points tensorstore, which writes the 
 arrays, at it (`TENSORSTORE_GCS_HTTP_URL`, and a token an emulator accepts), unless those
 are set already.
 
+Writes to cloud storage (`write_atomically`, `copy_tree`) wait as long as the storage
+library retries (gcsfs: 6 tries, up to 5 minutes each) unless `bound_cloud_writes` gave
+them a budget (a training run's `train.storage_timeout_s`): then a write that gets no
+answer within it raises `StorageLost`.
+
 `read_json` reads the JSON files azjax did not write in this process (a run's config.json,
 a zoo agent's card, a tournament's settings): whatever is wrong with one is a one-line
 `UserError` naming it. `FolderWatch` notices a local folder deleted under a run
@@ -23,13 +28,40 @@ import stat
 from pathlib import Path
 
 from azjax import extras
-from azjax.types import UserError
+from azjax.faults import within
+from azjax.types import StorageLost, UserError
 
 # The largest JSON file `read_json` reads (a config, a card, a tournament's settings are
 # kilobytes): a larger one is refused rather than read into memory.
 JSON_LIMIT = 64 * 2**20
 
 _CONFIGURED: set[str] = set()
+_WRITES = {"timeout_s": 0.0}
+
+
+def bound_cloud_writes(timeout_s: float) -> None:
+    """From now on in this process, each write to cloud storage gets `timeout_s` seconds
+    to be answered before it raises `StorageLost` (0: the storage library's own retries
+    decide, as before any call)."""
+    _WRITES["timeout_s"] = float(timeout_s)
+
+
+def _write_cloud(path, data: bytes, *, parents: bool = False) -> None:
+    def write():
+        if parents:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    timeout_s = _WRITES["timeout_s"]
+    if not timeout_s:
+        write()
+        return
+    lost = StorageLost(
+        f"lost the connection to {path}: no answer within {timeout_s:g} s "
+        "(train.storage_timeout_s) while it was written: run the same command again to "
+        "resume from the last checkpoint"
+    )
+    within(timeout_s, write, lost)
 
 
 def _configure_cloud(scheme: str) -> None:
@@ -154,7 +186,7 @@ def write_atomically(path, data: bytes, *, sync: bool = False) -> None:
     replaces at once (a rename there is a copy and a delete, or an API an emulator lacks).
     """
     if not is_local(path):
-        path.write_bytes(data)
+        _write_cloud(path, data)
         return
     temporary = path.with_name(path.name + ".tmp")
     with temporary.open("wb") as stream:
@@ -174,9 +206,11 @@ def copy_tree(source, target) -> None:
     for path in source.iterdir():
         if path.is_dir():
             copy_tree(path, target / path.name)
-        else:
+        elif is_local(target):
             target.mkdir(parents=True, exist_ok=True)
             (target / path.name).write_bytes(path.read_bytes())
+        else:
+            _write_cloud(target / path.name, path.read_bytes(), parents=True)
 
 
 class FolderWatch:

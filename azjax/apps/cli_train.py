@@ -16,10 +16,16 @@ def train(args, overrides) -> int:
 def joined(args, command) -> int:
     """Runs `command()` in this process joined to the others the flags name (one process
     without them)."""
-    import os  # noqa: PLC0415
-
+    from azjax.apps import console  # noqa: PLC0415
     from azjax.runs import distributed  # noqa: PLC0415
 
+    def lost(message: str, status: int = 1) -> None:
+        # JAX's runtime waits for (or aborts on) the missing processes: exit without it.
+        sys.stdout.flush()
+        print(f"azjax: error: {message}", file=sys.stderr, flush=True)
+        console.abandon(status)
+
+    watch = None
     try:
         # Before anything computes with JAX (loading a config builds its game).
         distributed.initialize(
@@ -29,12 +35,14 @@ def joined(args, command) -> int:
             auto=args.distributed == "auto",
             timeout_s=args.distributed_timeout,
         )
+        if args.coordinator and args.process_id:  # process 0 serves the coordination
+            watch = distributed.CoordinatorWatch(args.coordinator, lost)
         return command()
     except distributed.JoinError as error:
-        # JAX's runtime still waits for the missing processes: exit without its shutdown.
-        sys.stdout.flush()
-        print(f"azjax: error: {error}", file=sys.stderr, flush=True)
-        os._exit(error.exit_code)
+        lost(str(error), error.exit_code)
+    finally:
+        if watch is not None:
+            watch.stop()
 
 
 def _train_run(args, overrides) -> int:

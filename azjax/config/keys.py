@@ -261,9 +261,9 @@ KEYS: dict[str, Key] = {
     "train.keep_checkpoints": K(3, "checkpoints kept", 1, change="resume"),
     "train.storage_timeout_s": K(
         300.0,
-        "cloud storage (gs://) that stops answering during a checkpoint save stops the run "
-        "with one line after this many seconds, the checkpoints saved before kept (0: "
-        "tensorstore's own retries, a quarter of an hour or more)",
+        "cloud storage (gs://) that stops answering during a checkpoint save or a file's "
+        "write stops the run with one line after this many seconds, the checkpoints saved "
+        "before kept (0: tensorstore's and gcsfs's own retries, a quarter of an hour or more)",
         0.0,
         change="resume",
         added=True,

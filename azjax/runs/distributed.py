@@ -19,10 +19,17 @@ Failures to start are one-line `UserError`s within `timeout_s`: a host that neve
 unreachable coordinator (`JoinError`), and processes given different configs or workdirs.
 A process whose join failed cannot use JAX's distributed runtime any more and should exit
 (`azjax train` exits with status 2 at once).
+
+Process 0 serves the coordination. When it is gone, JAX's client in every other process
+aborts it (a fatal log and a stack trace) within seconds to a minute; `CoordinatorWatch`
+notices first, from the coordinator's port, and hands over one line to say instead.
 """
 
 import hashlib
 import json
+import socket
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -151,6 +158,68 @@ def initialize(
         # collective (jax 0.10): such runs compile.
         jax.config.update("jax_enable_compilation_cache", False)
     return True
+
+
+class CoordinatorWatch:
+    """Watches the coordinator of a multi-process run from a process other than 0, through
+    a connection to its port held open: when process 0 ends, its end of the connection
+    closes at once, and a new connection is refused (nothing listens there any more; a
+    connection the coordinator closed itself is made again); when `misses` connections in
+    a row get no answer within `interval_s`, its host is gone. Then `lost(message)` is
+    called, in the watch's thread (it should exit the process). `stop()` before the
+    processes' shutdown, which process 0 outlives, so a run that ends never calls it."""
+
+    def __init__(
+        self,
+        coordinator: str,
+        lost: Callable[[str], None],
+        *,
+        interval_s: float = 0.5,
+        misses: int = 3,
+    ):
+        host, _, port = coordinator.rpartition(":")
+        self._address = (host.strip("[]"), int(port))
+        self._coordinator, self._lost = coordinator, lost
+        self._interval_s, self._misses = interval_s, misses
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="azjax-coordinator", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        missed = 0
+        while missed < self._misses and not self._stopped.is_set():
+            try:
+                connection = socket.create_connection(self._address, timeout=self._interval_s)
+            except ConnectionRefusedError:
+                break
+            except OSError:
+                missed += 1
+                self._stopped.wait(self._interval_s)
+                continue
+            missed = 0
+            with connection:
+                self._hold(connection)
+        if not self._stopped.is_set():
+            self._lost(
+                f"lost the connection to process 0 of this run (its coordinator at "
+                f"{self._coordinator} stopped answering); what was saved is kept: run the "
+                "same command again (on every host) to resume"
+            )
+
+    def _hold(self, connection: socket.socket) -> None:
+        """Returns when the connection closes, or the watch stops."""
+        connection.settimeout(self._interval_s)  # to see `stop()` in time
+        while not self._stopped.is_set():
+            try:
+                if not connection.recv(4096):
+                    return
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+
+    def stop(self) -> None:
+        self._stopped.set()
 
 
 def process_count() -> int:

@@ -13,10 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-from azjax.faults import within
 from azjax.paths import is_local, read_text, workdir_path, write_atomically
 from azjax.runs.trackers import TensorBoard, open_trackers
-from azjax.types import StorageLost
 
 _log = logging.getLogger(__name__)
 
@@ -98,14 +96,12 @@ class MetricsWriter:
         log=None,
         files: bool = True,
         config=None,
-        storage_timeout_s: float = 0.0,
     ):
         log = log or _log.warning
         self.path = workdir_path(workdir) / "metrics.jsonl"
         self._files = files
         # Cloud storage has no append: there the whole file is written again each time.
         self._local = is_local(self.path)
-        self._timeout = storage_timeout_s if files and not self._local else 0.0
         on_disk, dropped = [], 0
         if self.path.exists():
             on_disk, dropped = parse_lines(read_text(self.path))
@@ -144,23 +140,11 @@ class MetricsWriter:
         if self._files and self._local:
             with self.path.open("a") as stream:
                 stream.write(json.dumps(record) + "\n")
-        if self._timeout:
-            lost = StorageLost(
-                f"lost the connection to {self.path.parent}: no answer within "
-                f"{self._timeout:g} s (train.storage_timeout_s) while iteration "
-                f"{record['iteration']}'s metrics were written: run the same command again "
-                "to resume from the last checkpoint"
-            )
-            within(self._timeout, lambda: self._log(record), lost)
-        else:
-            self._log(record)
-        return dict(record)
-
-    def _log(self, record: dict) -> None:
-        if self._files and not self._local:
+        elif self._files:
             self._rewrite()
         for tracker in self._trackers:
             tracker.log(record)
+        return dict(record)
 
     def sync(self) -> None:
         """Forces the file to disk (before a checkpoint names these records as saved)."""

@@ -146,7 +146,6 @@ class Member:
             tensorboard=tensorboard,
             files=files,
             config=self.config,
-            storage_timeout_s=self.settings.storage_timeout_s,
         )
 
     def save(self, state, *, force: bool) -> None:

@@ -36,7 +36,7 @@ from azjax import interrupt
 from azjax.config import build
 from azjax.config.build import Pipeline
 from azjax.core.steps import TrainerState, init_state, learn_step, play_step
-from azjax.paths import workdir_path
+from azjax.paths import bound_cloud_writes, workdir_path
 from azjax.runs import distributed
 from azjax.runs.directory import prepare_workdir
 from azjax.runs.metrics import progress_line
@@ -215,6 +215,7 @@ def train_population(
         return callback is not None and callback(index, record)
 
     with interrupt.deferred():
+        bound_cloud_writes(build.make_run_settings(configs[0]).storage_timeout_s)
         for config, workdir in zip(configs, workdirs, strict=True):
             distributed.check_same_run(config, workdir)
             prepare_workdir(config, workdir, allow_config_change=False, write=primary)

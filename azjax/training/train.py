@@ -16,7 +16,7 @@ from jax.sharding import Mesh
 from azjax import interrupt
 from azjax.config import build
 from azjax.core.steps import TrainerState
-from azjax.paths import workdir_path
+from azjax.paths import bound_cloud_writes, workdir_path
 from azjax.runs import distributed
 from azjax.runs.directory import prepare_workdir
 from azjax.training import gating
@@ -76,9 +76,13 @@ def train(
     workdir = workdir_path(workdir)
     with interrupt.deferred():
         distributed.check_same_run(config, workdir)
-        gated = build.make_run_settings(config).gating is not None
+        settings = build.make_run_settings(config)
+        gated = settings.gating is not None
         if gated and distributed.process_count() > 1:
             raise UserError("train.gating does not support runs of several processes yet")
+        # The run's files on cloud storage within its budget; its checkpoints' arrays, in
+        # tensorstore, through the Checkpointer's own.
+        bound_cloud_writes(settings.storage_timeout_s)
         prepare_workdir(config, workdir, allow_config_change=allow_config_change, write=primary)
         run = compile_run(config, mesh)
         gate = None

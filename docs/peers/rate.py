@@ -53,7 +53,7 @@ def checkpoints(path):
     if kept:  # os_train.py's OUT: checkpoint-N for each learner step (-1 is the latest)
         with open(os.path.join(path, "start.json")) as f:
             start = json.load(f)["start"]
-        kept = sorted((p for p in kept if not p.endswith("-1")), key=os.path.getmtime)
+        kept = sorted((p for p in kept if not p.endswith("--1")), key=os.path.getmtime)
         return [(os.path.getmtime(p) - start) / 60 for p in kept], [f"os:{p}" for p in kept]
     models = sorted(glob.glob(os.path.join(path, "models", "*.pt")))
     if models:  # agz_train.py's OUT: each model is named by its minutes
@@ -172,6 +172,7 @@ def _openspiel_network(game, checkpoint):
     from open_spiel.python.algorithms.alpha_zero import model_linen  # noqa: PLC0415
 
     run, step = checkpoint.rsplit("/checkpoint-", 1)
+    run = os.path.abspath(run)  # orbax restores from absolute paths only
     with open(os.path.join(run, "config.json")) as f:
         c = json.load(f)
     model = model_linen.Model.build_model(

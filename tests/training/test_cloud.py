@@ -225,8 +225,8 @@ def test_a_gs_run_stopped_and_resumed_equals_a_straight_run(emulator, tmp_path):
 # Trains; the emulator (process `pid`) stops answering as the 2nd checkpoint save begins and
 # answers again 5 s later (a pause), then stops as the 3rd begins, for good (a server that
 # hangs: a connection is accepted and never answered, which tensorstore's retries do not
-# bound). The run's `train.storage_timeout_s` bounds the checkpoint save and each
-# iteration's metrics writes (gcsfs's own 6 tries and pauses of up to 32 s go on behind it).
+# bound). The run's `train.storage_timeout_s` bounds the checkpoint save and each write of
+# its files (gcsfs's own 6 tries and pauses of up to 32 s go on behind it).
 # The time the bucket stopped for good is written to the file named second.
 OUTAGES_AT_SAVES = """
 import os, signal, sys, threading, time
@@ -261,7 +261,7 @@ def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path):
     the run's storage budget (`train.storage_timeout_s`): the run goes on to iteration 3. It
     stops again while iteration 3 is saved, for good: the run stops with one line within the
     budget instead of waiting for answers that never come, naming the last good checkpoint,
-    2, when the checkpoint's wait runs out before a metrics write's;
+    2, when the checkpoint's wait runs out before a file's write;
     once the bucket is back the same command resumes from the bucket alone (its config.json
     there) from iteration 2 or later, with evaluations, Elo anchors and gating writing to the
     bucket. The run ends as a straight one does."""
@@ -286,7 +286,7 @@ def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path):
         said = [line for line in first.stderr.splitlines() if line.startswith("azjax")]
         assert len(said) == 1, first.stderr
         assert "run the same command again" in said[0], said[0]
-        if "the last good checkpoint is" in said[0]:  # or a metrics write gave up first
+        if "the last good checkpoint is" in said[0]:  # or a file's write gave up first
             assert "the last good checkpoint is iteration 2" in said[0], said[0]
         # The budget and an iteration (tensorstore alone would wait for a quarter of an hour,
         # gcsfs for its 6 tries of up to 5 minutes each).

@@ -12,7 +12,9 @@ devices and processes.
 
 import json
 import signal
+import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -25,7 +27,7 @@ from azjax import paths
 from azjax.apps import cli
 from azjax.runs import distributed
 from azjax.runs.metrics import read_metrics
-from azjax.types import UserError
+from azjax.types import StorageLost, UserError
 
 # Self-play and replay numbers that must agree exactly between device layouts.
 EXACT_KEYS = (
@@ -163,6 +165,62 @@ def test_copy_tree_copies_files_and_folders(tmp_path):
     assert (tmp_path / "copy" / "b" / "c" / "y.jsonl").read_bytes() == b"\x00\x01"
     paths.copy_tree(tmp_path / "missing", tmp_path / "nothing")
     assert not (tmp_path / "nothing").exists()
+
+
+class _HungCloudPath:
+    """A cloud path (not a `pathlib.Path`) whose writes never get an answer."""
+
+    def __init__(self, name, hung):
+        self.name, self._hung = name, hung
+        self.parent = self
+
+    def __truediv__(self, name):
+        return _HungCloudPath(f"{self.name}/{name}", self._hung)
+
+    def __str__(self):
+        return self.name
+
+    def mkdir(self, **kwargs):
+        pass
+
+    def write_bytes(self, data):
+        self._hung.wait()
+
+
+@pytest.mark.parametrize("write", ["write_atomically", "copy_tree"])
+def test_cloud_writes_that_get_no_answer_stop_within_the_runs_budget(tmp_path, write):
+    """After `bound_cloud_writes(T)` (a training run's `train.storage_timeout_s`), a write
+    to cloud storage that never returns raises StorageLost after T seconds, in one line
+    that names the file and says how to resume; with no budget (0) it waits."""
+    hung = threading.Event()
+    bucket = _HungCloudPath("gs://bucket/run", hung)
+    (tmp_path / "tensorboard").mkdir()
+    (tmp_path / "tensorboard" / "events").write_bytes(b"x")
+
+    def attempt():
+        if write == "write_atomically":
+            paths.write_atomically(bucket / "metrics.jsonl", b"{}")
+        else:
+            paths.copy_tree(tmp_path, bucket)
+
+    try:
+        paths.bound_cloud_writes(0.3)
+        started = time.monotonic()
+        with pytest.raises(StorageLost) as lost:
+            attempt()
+        assert time.monotonic() - started < 5
+        said = str(lost.value)
+        assert said.startswith("lost the connection to gs://bucket/run/"), said
+        assert "no answer within 0.3 s (train.storage_timeout_s)" in said and "\n" not in said
+        assert "run the same command again" in said, said
+        paths.bound_cloud_writes(0)
+        unbounded = threading.Thread(target=attempt, daemon=True)
+        unbounded.start()
+        unbounded.join(0.6)
+        assert unbounded.is_alive()  # still waiting for the storage's own answer
+    finally:
+        paths.bound_cloud_writes(0)
+        hung.set()
 
 
 def test_local_workdirs_stay_as_given(tmp_path):
@@ -370,16 +428,39 @@ def test_two_processes_stopped_by_a_signal_to_one_and_resumed_train_as_one_proce
     )
 
 
+def test_the_coordinator_watch_calls_lost_once_its_port_refuses_and_not_after_stop():
+    """`CoordinatorWatch` (processes other than 0): quiet while the coordinator's port takes
+    connections, one call of `lost` naming it soon after the port closes; a watch stopped
+    (the run ended) says nothing when it closes."""
+    server = socket.create_server(("127.0.0.1", 0))
+    address = f"127.0.0.1:{server.getsockname()[1]}"
+    said, called = [], threading.Event()
+    watch = distributed.CoordinatorWatch(
+        address, lambda message: (said.append(message), called.set()), interval_s=0.05
+    )
+    stopped = distributed.CoordinatorWatch(address, said.append, interval_s=0.05)
+    time.sleep(0.5)
+    assert said == []
+    stopped.stop()
+    server.close()
+    assert called.wait(5)
+    time.sleep(0.3)
+    assert len(said) == 1 and f"its coordinator at {address} stopped answering" in said[0]
+    assert said[0].startswith("lost the connection to process 0 of this run"), said[0]
+    watch.stop()
+
+
 @pytest.mark.slow
-def test_a_process_killed_stops_the_other_with_one_line_and_both_resume(tmp_path):
-    """kill -9 of process 1 of two: process 0 stops at once with one line that says another
-    process was lost and how to resume (status 1, no abort, no stack trace), and the two
-    processes resume the run from its checkpoints, compiling again: the programs the first
-    run left in JAX's persistent compilation cache (every one, in a cache of this test's
-    own) would wait forever in their first collective. (Process 0 killed takes the
-    coordination service with it: JAX's client then aborts the survivor, docs/scaling.md.)"""
-    killed = 1
-    last = 40
+@pytest.mark.parametrize("killed", [0, 1])
+def test_a_process_killed_stops_the_other_with_one_line_and_both_resume(tmp_path, killed):
+    """kill -9 of either process of two: the other stops at once with one line that says a
+    process was lost and how to resume (status 1, no abort, no stack trace). Process 1 lost
+    fails a collective in process 0; process 0 lost takes the coordination service with it,
+    which `CoordinatorWatch` sees before JAX's client would abort process 1. After process 0
+    was killed the two processes resume the run from its checkpoints, compiling again: the
+    programs the first run left in JAX's persistent compilation cache (every one, in a cache
+    of this test's own) would wait forever in their first collective."""
+    last = 40 if killed == 0 else 12
     experiment = tiny_experiment(tmp_path, num_iterations=last, checkpoint_every=2)
     workdir = tmp_path / "run"
     cache = {
@@ -387,7 +468,8 @@ def test_a_process_killed_stops_the_other_with_one_line_and_both_resume(tmp_path
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
     }
     children = start(workdir, experiment, processes=2, devices=1, env=cache)
-    wait_for_line(children[0], "it    3")
+    # Process 0 finishes each save; after iteration 5 the save of iteration 2 is finished.
+    wait_for_line(children[0], "it    5" if killed == 0 else "it    3")
     children[killed].kill()
     survivor = 1 - killed
     ((status, output),) = finish([children[survivor]], timeout=240)
@@ -395,10 +477,15 @@ def test_a_process_killed_stops_the_other_with_one_line_and_both_resume(tmp_path
     said = [line for line in output.splitlines() if line.startswith("azjax")]
     assert status == 1 and "Traceback" not in output, output[-3000:]
     assert len(said) == 1, output[-3000:]
-    assert said[0].startswith("azjax: error: lost the connection to another process of this run")
+    # Process 1 learns of process 0's end from a collective (gloo) or from the watch,
+    # whichever comes first.
+    lost = ("another process of this run", "process 0 of this run")[: 2 - killed]
+    assert any(said[0].startswith(f"azjax: error: lost the connection to {w}") for w in lost)
     assert "run the same command again (on every host) to resume" in said[0], said[0]
     saved = checkpoint_steps(workdir)[-1]
     assert saved >= 2
+    if killed == 1:
+        return
     outputs = train(workdir, experiment, processes=2, devices=1, env=cache)
     assert f"resuming {workdir} from iteration {saved}" in outputs[0], outputs[0][-3000:]
     assert f"done: {last} iterations" in outputs[0]
