@@ -361,15 +361,6 @@ def pytest_configure(config):
     console.show()  # the library's messages printed as the `azjax` command prints them
 
 
-def pytest_xdist_auto_num_workers(config):
-    """`-n auto`: half as many workers again as there are CPUs. Much of the suite waits on
-    something other than its own worker (the `azjax` child processes and their peers, the
-    engines, the storage emulator, a notebook's kernel), time another worker can compile
-    in (docs/testing.md)."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return (cpus or 1) * 3 // 2 or 1
-
-
 def slow_first(items: list, workers: int) -> list:
     """The collection reordered so that each of `workers` contiguous shares starts with its
     part of the slow tests (dealt round-robin), the rest after them in collection order.

@@ -70,7 +70,7 @@ if [ "$GAME" = openspiel ]; then
   [ -d azjax_c4 ] || { echo "run the connect_four protocol into $OUT first" >&2; exit 2; }
   $RATE timeline azjax_c4 os_c4 --minutes 5,10,15,20,30 | tee timeline_os.tsv
   mapfile -t AZJAX < <(awk '$3 ~ /^azjax:/ {print $3}' timeline_os.tsv)
-  mapfile -t OS < <(awk '$3 ~ /^os:/ {print $3}' timeline_os.tsv)
+  mapfile -t OS < <(awk '$3 ~ /^os:/ {print $3}' timeline_os.tsv | uniq)  # each rated once
   COMMON=(--game connect_four)
   $RATE ladder "${OS[@]}" "${COMMON[@]}" --simulations 32 --opponents mcts:200,mcts:800 \
     --games 100 --out ladder.jsonl

@@ -21,11 +21,11 @@ import os
 import re
 import shlex
 import signal
-import socket
 import sqlite3
 import subprocess
 import time
 
+import psutil
 import pytest
 from conftest import (
     PYTHON,
@@ -77,17 +77,22 @@ print("same", a.iteration)
 
 
 def _serve(argv: list[str], folder, port: int) -> subprocess.Popen:
-    """Starts an emulator (`argv`) keeping its bucket in `folder`; returns once it answers."""
+    """Starts an emulator (`argv`) keeping its bucket in `folder`; returns once it listens
+    on `port` (its own socket: another test's emulator that took the port between
+    `free_port` and this one's start would answer too)."""
     server = subprocess.Popen(argv, cwd=folder, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return server
-        except OSError:
-            assert server.poll() is None and time.monotonic() < deadline, "no emulator"
-            time.sleep(0.2)
+    while not _listens(server.pid, port):
+        assert server.poll() is None, f"the emulator exited (port {port} taken?)"
+        assert time.monotonic() < deadline, "no emulator"
+        time.sleep(0.2)
+    return server
+
+
+def _listens(pid: int, port: int) -> bool:
+    listening = psutil.Process(pid).net_connections(kind="tcp")
+    return any(c.status == psutil.CONN_LISTEN and c.laddr.port == port for c in listening)
 
 
 def _stop(server: subprocess.Popen) -> None:
