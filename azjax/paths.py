@@ -39,6 +39,10 @@ _CONFIGURED: set[str] = set()
 _WRITES = {"timeout_s": 0.0}
 
 
+class _NoAnswer(Exception):
+    """A cloud write that `bound_cloud_writes`'s budget ran out on."""
+
+
 def bound_cloud_writes(timeout_s: float) -> None:
     """From now on in this process, each write to cloud storage gets `timeout_s` seconds
     to be answered before it raises `StorageLost` (0: the storage library's own retries
@@ -56,12 +60,14 @@ def _write_cloud(path, data: bytes, *, parents: bool = False) -> None:
     if not timeout_s:
         write()
         return
-    lost = StorageLost(
-        f"lost the connection to {path}: no answer within {timeout_s:g} s "
-        "(train.storage_timeout_s) while it was written: run the same command again to "
-        "resume from the last checkpoint"
-    )
-    within(timeout_s, write, lost)
+    try:
+        within(timeout_s, write, _NoAnswer())
+    except _NoAnswer:  # the line is made only when the budget ran out
+        raise StorageLost(
+            f"lost the connection to {path}: no answer within {timeout_s:g} s "
+            "(train.storage_timeout_s) while it was written: run the same command again to "
+            "resume from the last checkpoint"
+        ) from None
 
 
 def _configure_cloud(scheme: str) -> None:
