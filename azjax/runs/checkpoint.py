@@ -31,13 +31,11 @@ every process calls every method here (orbax writes each array from the process 
 and the JSON items and directory moves from process 0).
 """
 
-import contextlib
 import dataclasses
 import functools
 import logging
 import os
 import shutil
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -61,10 +59,11 @@ from azjax.faults import (
 )
 from azjax.paths import FolderWatch, is_local, workdir_path
 from azjax.runs import checkpoint_restore, distributed
+from azjax.runs.orbax_writes import stop_failed_writes
 from azjax.types import RunError, StorageLost, UserError
 
 _log = logging.getLogger(__name__)
-_SETTLE_S = 3.0  # how long the writes of a failed save are given to stop (`_settle`)
+_SETTLE_S = 3.0  # how long the writes of a failed save are given to stop
 _QUIET_S = 0.5  # a failed save's folders, removed, stayed away this long: its writes stopped
 
 
@@ -80,19 +79,6 @@ def _remove(path) -> None:
             path.rmtree()
         except OSError:
             pass
-
-
-def _threads_of(write) -> list[threading.Thread]:
-    """The threads behind one of orbax's commit futures (its private `_futures` of a chain,
-    `_f` and `_t` of a commit)."""
-    if isinstance(write, threading.Thread):
-        return [write]
-    inner = [
-        *getattr(write, "_futures", ()),
-        getattr(write, "_f", None),
-        getattr(write, "_t", None),
-    ]
-    return [thread for part in inner if part is not None for thread in _threads_of(part)]
 
 
 class Checkpointer:
@@ -345,7 +331,7 @@ class Checkpointer:
     def _renew(self, discard=()) -> None:
         """Makes the `checkpoints` folder again (without what saves of the steps in `discard`
         left) and a fresh orbax manager: the old one keeps raising its failed save."""
-        self._settle()
+        stop_failed_writes(self._manager, _SETTLE_S)
         if distributed.is_primary():
             self.directory.mkdir(parents=True, exist_ok=True)
             for step in discard:
@@ -358,31 +344,6 @@ class Checkpointer:
         self._manager = self._make_manager()
         self._folder.renew()
 
-    def _settle(self) -> None:
-        """Stops the writes of the failed save before its folders are removed. orbax waits for
-        a save's writes in a chain that raises at the first failure while the others go on
-        (making `STEP.orbax-checkpoint-tmp` again), and they collided with the save made again
-        ("File exists", "Directory not empty"). They are cancelled and the signals they wait
-        for are sent (those waiting for a folder that was never made then end, writing
-        nothing, instead of holding the process's exit for orbax's coordination timeout),
-        then given up to `_SETTLE_S` to stop. orbax keeps them private: where a version lacks
-        its `_commit_futures`, nothing is waited for."""
-        saver = getattr(getattr(self._manager, "_checkpointer", None), "_async_manager", None)
-        writes = getattr(saver, "_commit_futures", None) or ()
-        if writes:
-            saver.cancel()
-        threads = [thread for write in writes for thread in _threads_of(write)]
-        for thread in threads:
-            with contextlib.suppress(Exception):
-                thread.cancel()  # not done by the chain's cancel
-        for thread in threads:
-            with contextlib.suppress(Exception):
-                thread._set_signals()
-        deadline = time.monotonic() + _SETTLE_S
-        for thread in threads:
-            with contextlib.suppress(Exception):  # orbax's join raises what the write did
-                thread.join(max(deadline - time.monotonic(), 0.01))
-
     @staticmethod
     def _warn(message: str) -> None:
         if distributed.is_primary():
@@ -390,7 +351,7 @@ class Checkpointer:
 
     def _discard_partial(self, step: int) -> None:
         """Removes what a failed save of `step` left behind (orbax's temporary folders)."""
-        self._settle()
+        stop_failed_writes(self._manager, _SETTLE_S)
         if distributed.is_primary():
             self._remove_partial(step)
         distributed.barrier(f"azjax-discard-{step}")

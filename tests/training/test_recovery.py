@@ -472,7 +472,7 @@ def test_a_checkpoints_folder_deleted_during_a_save_300_times_is_made_again_each
 ):
     """The race behind one CI failure: the save made again collided with the failed save's
     writes, which orbax had not stopped ("File exists" on `2.orbax-checkpoint-tmp`). Before
-    `Checkpointer._settle`, 3 of 600 such rounds failed on 2 loaded CPUs; run it beside a
+    `azjax.runs.orbax_writes`, 3 of 600 such rounds failed on 2 loaded CPUs; run it beside a
     busy process (`yes > /dev/null &`)."""
     for attempt in range(300):
         _delete_during_a_save_and_save_again(tmp_path / str(attempt), capfd)
