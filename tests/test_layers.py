@@ -15,7 +15,11 @@ PACKAGE.NAME where there is one; importing a submodule also imports its packages
 
 import ast
 import dataclasses
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 import azjax
 
@@ -201,6 +205,22 @@ def test_layer_order_holds_every_module():
     assert not missing, f"modules in no wing of azjax._WINGS: {missing}"
     stale = [w for w in words if not any(m == w or m.startswith(w + ".") for m in MODULES)]
     assert not stale, f"words of azjax._WINGS that name no module: {stale}"
+
+
+def test_no_package_file_is_ignored_by_git():
+    # An ignore pattern that matched a package folder once kept a new module out of a
+    # commit: it was here, imported and tested, and missing from every clone.
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    listed = subprocess.run(
+        ["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--", PACKAGE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    ignored = [p for p in listed if "__pycache__" not in p and not p.endswith(".pyc")]
+    assert not ignored, f"package files that git ignores (never committed): {ignored}"
 
 
 def test_no_import_cycle():
