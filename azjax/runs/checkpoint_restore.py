@@ -22,9 +22,9 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
-from azjax.runs import distributed
 from azjax.faults import first_line
 from azjax.paths import is_local
+from azjax.runs import distributed
 from azjax.types import UserError
 
 _log = logging.getLogger(__name__)

@@ -15,11 +15,11 @@ import math
 from pathlib import Path
 
 from azjax import config as config_lib
-from azjax.runs.checkpoint import Checkpointer
 from azjax.faults import is_disk_full
+from azjax.paths import is_local, read_text, workdir_path, write_atomically  # noqa: F401  (part of this module's API)
+from azjax.runs.checkpoint import Checkpointer
 from azjax.runs.metrics import parse_lines
 from azjax.runs.trackers import require_extras
-from azjax.paths import is_local, read_text, workdir_path, write_atomically  # noqa: F401  (part of this module's API)
 from azjax.stats import wilson_interval
 from azjax.types import RunError, UserError
 

@@ -38,5 +38,9 @@ def _threads_of(write) -> list[threading.Thread]:
     `_f` and `_t` of a commit)."""
     if isinstance(write, threading.Thread):
         return [write]
-    inner = [*getattr(write, "_futures", ()), getattr(write, "_f", None), getattr(write, "_t", None)]
+    inner = [
+        *getattr(write, "_futures", ()),
+        getattr(write, "_f", None),
+        getattr(write, "_t", None),
+    ]
     return [thread for part in inner if part is not None for thread in _threads_of(part)]

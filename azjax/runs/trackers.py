@@ -34,8 +34,8 @@ import jax
 from azjax import config as config_lib
 from azjax import extras
 from azjax.config import build
-from azjax.paths import copy_tree, is_local, read_json, workdir_path
 from azjax.config.schema import LOGGERS
+from azjax.paths import copy_tree, is_local, read_json, workdir_path
 from azjax.types import UserError
 
 __all__ = ["LOGGERS", "Profiler", "open_trackers", "require_extras"]
