@@ -377,7 +377,7 @@ def _main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as error:
-        if not is_unreachable(error):  # a bug: its traceback
+        if not (is_unreachable(error) or is_lost_peer(error)):  # a bug: its traceback
             raise
         # A server stopped answering outside a checkpoint save: the bucket (metrics,
         # TensorBoard) or, in a multi-host run, another process (a collective between them

@@ -406,9 +406,16 @@ class Checkpointer:
         except Exception:  # a Checkpointer that never opened its folder, or at exit
             pass
 
-    def close(self) -> None:
+    def close(self, *, timeout_s: float | None = None) -> None:
         """Waits for the save in flight (RunError on a full disk), then closes (not orbax's
-        manager where storage stopped answering: its writes would hold the exit)."""
+        manager where storage stopped answering: its writes would hold the exit). With
+        `timeout_s` (a run that lost a process: `distributed.saves_wait_s`), a save not
+        finished by then is abandoned, and so is one that fails."""
+        if timeout_s is not None:
+            try:
+                within(timeout_s, self._manager.wait_until_finished, _NoAnswer())
+            except Exception:  # noqa: BLE001  (the run is failing already; what is saved is kept)
+                self._pending, self._abandoned = None, True
         try:
             self.wait()
         finally:

@@ -37,7 +37,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 
 from azjax import config as config_lib
-from azjax.faults import first_line, within
+from azjax.faults import first_line, is_lost_peer, is_unreachable, within
 from azjax.types import UserError
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -220,6 +220,23 @@ class CoordinatorWatch:
 
     def stop(self) -> None:
         self._stopped.set()
+
+
+# How long a process that lost another waits for its saves in flight. Process 0 finishes a
+# save that every process had written (past the barrier after the writes only the commit is
+# left, seconds; before it, the save never ends); a process other than 0 would wait for the
+# coordination service of process 0, gone, and JAX's client aborts it there: it does not.
+LOST_PROCESS_SAVE_WAIT_S = 10.0
+
+
+def saves_wait_s(error: BaseException) -> float | None:
+    """How long to wait for the saves in flight after `error`: None (as long as they take)
+    unless it says that another process of a multi-process run is gone (a collective or the
+    coordination service did not answer); then `LOST_PROCESS_SAVE_WAIT_S` in process 0 and
+    0 in the others."""
+    if process_count() == 1 or not (is_lost_peer(error) or is_unreachable(error)):
+        return None
+    return LOST_PROCESS_SAVE_WAIT_S if is_primary() else 0.0
 
 
 def process_count() -> int:

@@ -235,12 +235,16 @@ def train_population(
             tensorboard=not quiet,
             pbt=pbt,
         )
+        wait_s = None  # as long as the saves take, unless another process is lost
         try:
             # One bar for the population ("bar"); its lines are the members' (`each`).
             loop.train(progress="bar" if progress == "bar" else "none", callback=each)
+        except Exception as error:
+            wait_s = distributed.saves_wait_s(error)
+            raise
         finally:
             for m in members:
-                m.checkpointer.close()
+                m.checkpointer.close(timeout_s=wait_s)
         return [m.writer.records[-1] if m.writer.records else None for m in members]
 
 

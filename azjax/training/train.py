@@ -102,10 +102,14 @@ def train(
             tensorboard=not quiet,
             gate=gate,
         )
+        wait_s = None  # as long as the saves take, unless another process is lost
         try:
             return loop.train(
                 progress="none" if quiet or not primary else progress,
                 callback=None if callback is None else lambda _, record: callback(record),
             )
+        except Exception as error:
+            wait_s = distributed.saves_wait_s(error)
+            raise
         finally:
-            member.checkpointer.close()
+            member.checkpointer.close(timeout_s=wait_s)
