@@ -11,7 +11,9 @@ A checkpoint `workdir/checkpoints/<iteration>` holds four items:
   rewritten on resume, so the file always matches the checkpoint resumed from. (Not named
   `metrics`: orbax reads an item of that name for its own best-checkpoint tracking.)
 
-Loading an agent restores `params` (not the trainer item). Reading checkpoints back, and moving
+How a trainer state splits into `params` and `trainer`, and a replay written on another
+number of devices re-laid, is `state_layout`. Loading an agent restores `params` (not the
+trainer item). Reading checkpoints back, and moving
 one that cannot be read to `workdir/checkpoints_damaged/`, is `checkpoint_restore`, to which a
 `Checkpointer` hands its orbax manager. Where the `checkpoints` folder vanishes under a run
 (deleted while it trains), it is made again with a one-line warning and the run goes on; a
@@ -31,8 +33,7 @@ every process calls every method here (orbax writes each array from the process 
 and the JSON items and directory moves from process 0).
 """
 
-import dataclasses
-import functools
+import contextlib
 import logging
 import os
 import shutil
@@ -40,14 +41,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import jax
-import numpy as np
 import orbax.checkpoint as ocp
-from jax.experimental import multihost_utils
 from orbax.checkpoint import checkpoint_managers
 
-from azjax.core import replay
-from azjax.core.steps import TrainerState
 from azjax.faults import (
     first_line,
     is_disk_full,
@@ -424,46 +420,17 @@ class Checkpointer:
                 self._manager.close()
 
 
-def split_state(state: TrainerState) -> tuple[Any, dict]:
-    """(network variables, everything else) of a trainer state (or a population's stacked
-    one): the two array items a checkpoint holds (`checkpoint.Checkpointer`)."""
-    rest = {"opt_state": state.train_state.opt_state, "step": state.train_state.step}
-    for field in dataclasses.fields(state):
-        if field.name != "train_state":
-            rest[field.name] = getattr(state, field.name)
-    return state.train_state.variables, rest
-
-
-def join_state(like: TrainerState, variables, rest: dict) -> TrainerState:
-    """Inverse of `split_state`: a state shaped like `like` from the two items."""
-    train_state = like.train_state._replace(
-        variables=variables, opt_state=rest["opt_state"], step=rest["step"]
-    )
-    fields = {f.name: rest[f.name] for f in dataclasses.fields(like) if f.name != "train_state"}
-    return like.replace(train_state=train_state, **fields)
-
-
-def relayout(state: TrainerState, shardings: TrainerState, num_shards: int) -> TrainerState:
-    """`state` restored from a checkpoint written on another number of devices, its replay
-    rings re-laid for `num_shards` (`replay.relayout_plan`); `state` itself otherwise.
-
-    Only the small per-position arrays (movers, values) and the slots' game lengths come to
-    the host (gathered from every process); the positions move on the devices."""
-    old_shards = int(jax.device_get(state.buffer.num_shards))
-    if old_shards == num_shards:
-        return state
-    gather = functools.partial(multihost_utils.process_allgather, tiled=True)
-    buffer = state.buffer
-    source, next_index = replay.relayout_plan(
-        np.asarray(gather(buffer.player)),
-        np.asarray(gather(buffer.value)),
-        int(jax.device_get(buffer.next_index)),
-        old_shards,
-        np.asarray(gather(state.selfplay.num_pending)),
-        num_shards,
-    )
-    move = jax.jit(
-        functools.partial(replay.apply_relayout, num_shards=num_shards),
-        out_shardings=shardings.buffer,
-    )
-    return state.replace(buffer=move(buffer, source, next_index))
+@contextlib.contextmanager
+def closing(checkpointers):
+    """Closes `checkpointers` after the block, waiting for their saves in flight; after an
+    error that says another process of the run is gone, briefly or not at all
+    (`distributed.saves_wait_s`)."""
+    wait_s = None
+    try:
+        yield
+    except Exception as error:
+        wait_s = distributed.saves_wait_s(error)
+        raise
+    finally:
+        for checkpointer in checkpointers:
+            checkpointer.close(timeout_s=wait_s)

@@ -21,8 +21,9 @@ import numpy as np
 from azjax import config as config_lib
 from azjax.config import build
 from azjax.config.build import RunSettings
-from azjax.runs.checkpoint import Checkpointer, join_state, relayout, split_state
+from azjax.runs.checkpoint import Checkpointer
 from azjax.runs.metrics import MetricsWriter
+from azjax.runs.state_layout import join_state, relayout, split_state
 from azjax.training.evaluation import Evaluation
 from azjax.types import UserError
 

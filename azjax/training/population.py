@@ -37,7 +37,7 @@ from azjax.config import build
 from azjax.config.build import Pipeline
 from azjax.core.steps import TrainerState, init_state, learn_step, play_step
 from azjax.paths import bound_cloud_writes, workdir_path
-from azjax.runs import distributed
+from azjax.runs import checkpoint, distributed
 from azjax.runs.directory import prepare_workdir
 from azjax.runs.metrics import progress_line
 from azjax.training import compiled
@@ -235,16 +235,9 @@ def train_population(
             tensorboard=not quiet,
             pbt=pbt,
         )
-        wait_s = None  # as long as the saves take, unless another process is lost
-        try:
+        with checkpoint.closing([m.checkpointer for m in members]):
             # One bar for the population ("bar"); its lines are the members' (`each`).
             loop.train(progress="bar" if progress == "bar" else "none", callback=each)
-        except Exception as error:
-            wait_s = distributed.saves_wait_s(error)
-            raise
-        finally:
-            for m in members:
-                m.checkpointer.close(timeout_s=wait_s)
         return [m.writer.records[-1] if m.writer.records else None for m in members]
 
 

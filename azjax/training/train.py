@@ -17,7 +17,7 @@ from azjax import interrupt
 from azjax.config import build
 from azjax.core.steps import TrainerState
 from azjax.paths import bound_cloud_writes, workdir_path
-from azjax.runs import distributed
+from azjax.runs import checkpoint, distributed
 from azjax.runs.directory import prepare_workdir
 from azjax.training import gating
 from azjax.training.compiled import compile_run
@@ -102,14 +102,8 @@ def train(
             tensorboard=not quiet,
             gate=gate,
         )
-        wait_s = None  # as long as the saves take, unless another process is lost
-        try:
+        with checkpoint.closing([member.checkpointer]):
             return loop.train(
                 progress="none" if quiet or not primary else progress,
                 callback=None if callback is None else lambda _, record: callback(record),
             )
-        except Exception as error:
-            wait_s = distributed.saves_wait_s(error)
-            raise
-        finally:
-            member.checkpointer.close(timeout_s=wait_s)

@@ -11,7 +11,8 @@ from conftest import tiny_config
 
 from azjax.matches.agent import load_agent
 from azjax.runs import directory as runs
-from azjax.runs.checkpoint import Checkpointer, split_state
+from azjax.runs.checkpoint import Checkpointer
+from azjax.runs.state_layout import split_state
 from azjax.training import compiled, pbt, population, train
 from azjax.training.members import Member
 from azjax.types import UserError

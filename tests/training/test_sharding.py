@@ -21,7 +21,7 @@ SCRIPT = textwrap.dedent(f"""
     from conftest import tiny_config
     from azjax.config import build
     from azjax.training import compiled
-    from azjax.runs import checkpoint
+    from azjax.runs.state_layout import relayout
 
     assert jax.device_count() == 8, jax.devices()
 
@@ -59,8 +59,8 @@ SCRIPT = textwrap.dedent(f"""
     assert int(one.buffer.size) > 0
 
     # Moved to the other device count, each run goes on exactly as the one that stayed.
-    moved_down = checkpoint.relayout(jax.device_put(eight, one_run.shardings), one_run.shardings, 1)
-    moved_up = checkpoint.relayout(jax.device_put(one, eight_run.shardings), eight_run.shardings, 8)
+    moved_down = relayout(jax.device_put(eight, one_run.shardings), one_run.shardings, 1)
+    moved_up = relayout(jax.device_put(one, eight_run.shardings), eight_run.shardings, 8)
     assert int(moved_down.buffer.num_shards) == 1 and int(moved_up.buffer.num_shards) == 8
     np.testing.assert_array_equal(rows(moved_down), rows(one))
     np.testing.assert_array_equal(rows(moved_up), rows(eight))
