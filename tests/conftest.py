@@ -25,6 +25,11 @@ os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
 # not how fast, and most of their time is compilation (docs/testing.md).
 TEST_XLA_FLAGS = "--xla_backend_optimization_level=0"
 os.environ.setdefault("XLA_FLAGS", TEST_XLA_FLAGS)
+# Python's bytecode cache on, for this process and the child processes it starts: where the
+# environment sets PYTHONDONTWRITEBYTECODE, every `azjax` child, worker and notebook kernel
+# compiled jax, flax, orbax and azjax from source again (docs/testing.md).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 import jax  # noqa: E402  (after the settings above)
 
