@@ -36,6 +36,8 @@ _MISSING_WORDS = (
     "params are missing",
 )
 _FULL_WORDS = ("No space left on device", "RESOURCE_EXHAUSTED")
+# What tensorstore says of a server that sends no object generations (a plain emulator).
+_NO_GENERATION_WORDS = ("Malformed StorageGeneration",)
 # What tensorstore (curl), gcsfs (aiohttp) and google-cloud-storage (requests) say once their
 # retries give up on a server that does not answer.
 _UNREACHABLE_WORDS = (
@@ -96,7 +98,7 @@ def is_lost_peer(error: BaseException) -> bool:
 def lacks_generations(error: BaseException) -> bool:
     """Whether tensorstore found no object generation in a storage server's answers (an
     emulator that leaves out Cloud Storage's `x-goog-generation` headers)."""
-    return _chain_says(error, lambda e: False, ("Malformed StorageGeneration",))
+    return _chain_says(error, lambda e: False, _NO_GENERATION_WORDS)
 
 
 def first_line(error: BaseException) -> str:
@@ -120,17 +122,19 @@ _NEVER_RETRIEVED = re.compile(r"^\w+ exception was never retrieved")
 
 class _AbandonedWritesFilter(logging.Filter):
     """Drops asyncio's "Future (Task, ...) exception was never retrieved" records of writes that
-    failed on a full disk or a vanished file: after the first such failure orbax stops waiting for
-    its other writes, whose same errors asyncio then logs at exit with a traceback each
-    (the first one already reached the caller, which says it in one line)."""
+    failed on a full disk, a vanished file or a server without object generations: after the
+    first such failure orbax stops waiting for its other writes, whose same errors asyncio then
+    logs at exit with a traceback each (the first one already reached the caller, which says
+    it in one line)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not _NEVER_RETRIEVED.match(record.getMessage()):
             return True
         error = record.exc_info[1] if record.exc_info else None
         if error is None:  # the message alone: the exception is in the context's text
-            return not any(w in record.getMessage() for w in (*_FULL_WORDS, *_MISSING_WORDS))
-        return not (is_disk_full(error) or is_missing_path(error))
+            words = (*_FULL_WORDS, *_MISSING_WORDS, *_NO_GENERATION_WORDS)
+            return not any(w in record.getMessage() for w in words)
+        return not (is_disk_full(error) or is_missing_path(error) or lacks_generations(error))
 
 
 def quiet_unraisable(previous):

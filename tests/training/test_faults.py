@@ -71,6 +71,11 @@ def test_asyncio_records_of_abandoned_failed_writes_are_dropped_and_others_kept(
     faults.silence_orbax()
     full = ValueError("RESOURCE_EXHAUSTED: Failed to write: No space left on device")
     missing = ValueError('NOT_FOUND: Error writing "w/0" in OCDBT database at local file')
+    # A plain gcp-storage-emulator: the save's other writes, after the run's one line.
+    no_generation = ValueError(
+        'Error opening "zarr" driver: Error reading "w/.zarray" in OCDBT database at '
+        "gs://b/run/checkpoints/1/params/: Malformed StorageGeneration"
+    )
     bug = ValueError("shapes do not match")
     asyncio_logger = logging.getLogger("asyncio")
     with caplog.at_level(logging.ERROR, logger="asyncio"):
@@ -79,6 +84,7 @@ def test_asyncio_records_of_abandoned_failed_writes_are_dropped_and_others_kept(
             ("Future exception was never retrieved", full),
             # orbax's writes gathered: seen at exit after a checkpoints folder was deleted
             ("_GatheringFuture exception was never retrieved", missing),
+            ("Task exception was never retrieved", no_generation),
             ("Task exception was never retrieved", bug),
             ("Unclosed client session", None),
         ]:
