@@ -13,9 +13,9 @@ A checkpoint `workdir/checkpoints/<iteration>` holds four items:
 
 How a trainer state splits into `params` and `trainer`, and a replay written on another
 number of devices re-laid, is `state_layout`. Loading an agent restores `params` (not the
-trainer item). Reading checkpoints back, and moving
-one that cannot be read to `workdir/checkpoints_damaged/`, is `checkpoint_restore`, to which a
-`Checkpointer` hands its orbax manager. Where the `checkpoints` folder vanishes under a run
+trainer item). Reading checkpoints back, and moving one that cannot be read to
+`workdir/checkpoints_damaged/`, is `checkpoint_restore`, to which a `Checkpointer` hands its
+orbax manager. Where the `checkpoints` folder vanishes under a run
 (deleted while it trains), it is made again with a one-line warning and the run goes on; a
 full disk is one `RunError` line; what a save cut short left (orbax's temporary folder) is
 removed when the run resumes. orbax's own log records and the "Event loop is closed" noise
