@@ -271,7 +271,7 @@ def play_opponent(
     kind, argument = parse_opponent_spec(spec)
     if kind == "engine":
         argument.require_plays(agent.game, f"opponent {spec}")
-        outcomes, reasons = arena.engine_outcomes(
+        outcomes, reasons, _ = arena.engine_outcomes(
             agent.game,
             jax.jit(agent.player),
             agent.variables,

@@ -354,7 +354,7 @@ def engine_outcomes(
     timeout: float | None = None,
     step=None,
     opening_plies: int = 0,
-) -> tuple[list[float], list[str]]:
+) -> tuple[list[float], list[str], int]:
     """An azjax player against an outside engine or the solver: `num_games` host games (the
     player first in the even ones) after `opening_plies` random moves. Returns the player's
     outcome in each game (+1, 0, -1) and the reasons of those not ended by the rules.
@@ -364,7 +364,7 @@ def engine_outcomes(
       timeout: seconds the engine may take per answer (default: its spec's or the player's).
       step: `game.step`, jitted.
     """
-    outcomes, reasons = [], []
+    outcomes, reasons, moves = [], [], 0
     step = step or jax.jit(game.step)
     agent = DeviceHostPlayer("azjax", player, params, seed=seed)
     with open_player(engine, timeout=timeout) as opponent:
@@ -372,13 +372,14 @@ def engine_outcomes(
             agent_first = index % 2 == 0
             first, second = (agent, opponent) if agent_first else (opponent, agent)
             game_key = jax.random.fold_in(key, index)
-            score, _, reason = play_host_game(
+            score, plies, reason = play_host_game(
                 game, first, second, opening_plies=opening_plies, key=game_key, step=step
             )
             outcomes.append((2 * score - 1) * (1 if agent_first else -1))
+            moves += sum((ply % 2 == 0) == agent_first for ply in range(opening_plies, plies))
             if reason:
                 reasons.append(reason)
-    return outcomes, reasons
+    return outcomes, reasons, moves
 
 
 def _opening_mask(game: Game, state: State):

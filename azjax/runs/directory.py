@@ -74,6 +74,7 @@ def evaluations(metrics, *, num_games: int | None = None):
 
     Returns:
       A DataFrame with one row per (evaluation, opponent): iteration, minutes, total_games,
+      total_positions, total_train_flops (NaN in runs from before it was counted),
       opponent, games, win_rate, draw_rate, loss_rate, score (draws count half) and
       score_low, score_high: the Wilson 95% interval of the score (treating each game as a
       win or a loss, which is conservative when there are draws).
@@ -104,6 +105,8 @@ def evaluations(metrics, *, num_games: int | None = None):
                     "iteration": int(record["iteration"]),
                     "minutes": record.get("minutes", math.nan),
                     "total_games": record.get("total_games", math.nan),
+                    "total_positions": record.get("total_positions", math.nan),
+                    "total_train_flops": record.get("total_train_flops", math.nan),
                     "opponent": opponent,
                     "games": int(games),
                     "win_rate": record[f"{key}/win_rate"],
@@ -114,7 +117,8 @@ def evaluations(metrics, *, num_games: int | None = None):
                     "score_high": high,
                 }
             )
-    columns = ["iteration", "minutes", "total_games", "opponent", "games", "win_rate"]
+    columns = ["iteration", "minutes", "total_games", "total_positions", "total_train_flops"]
+    columns += ["opponent", "games", "win_rate"]
     columns += ["draw_rate", "loss_rate", "score", "score_low", "score_high"]
     return pd.DataFrame(rows, columns=columns)
 

@@ -7,23 +7,32 @@ or an already loaded DataFrame will do.
 from pathlib import Path
 
 from azjax.runs import directory as runs
+from azjax.types import UserError
 
 # x axis name -> (metrics column, label)
 _AXES = {
     "minutes": ("minutes", "wall-clock minutes"),
     "games": ("total_games", "self-play games"),
+    "positions": ("total_positions", "self-play positions"),
+    "flops": ("total_train_flops", "training FLOPs (self-play and learning)"),
     "iteration": ("iteration", "iteration"),
 }
+AXES = tuple(_AXES)  # the x axes a plot can take
 
 
 def _metrics(run):
     return run if hasattr(run, "columns") else runs.load_metrics(run)
 
 
-def _axis(x: str) -> tuple[str, str]:
+def _axis(x: str, metrics=None) -> tuple[str, str]:
     if x not in _AXES:
         raise ValueError(f"x must be one of {', '.join(_AXES)}, not {x!r}")
-    return _AXES[x]
+    column, label = _AXES[x]
+    if metrics is not None and column not in metrics:
+        raise UserError(
+            f"the metrics have no {column} (written before runs counted it); use --x minutes"
+        )
+    return column, label
 
 
 def plot_scores(axes, run, *, x: str = "minutes", label: str = "", num_games=None, **style):
@@ -32,8 +41,9 @@ def plot_scores(axes, run, *, x: str = "minutes", label: str = "", num_games=Non
     One line per opponent, labelled `label vs OPPONENT`; `num_games` is passed to
     `runs.evaluations` for metrics that do not record it.
     """
-    column, xlabel = _axis(x)
-    table = runs.evaluations(_metrics(run), num_games=num_games)
+    metrics = _metrics(run)
+    column, xlabel = _axis(x, metrics)
+    table = runs.evaluations(metrics, num_games=num_games)
     for opponent, rows in table.groupby("opponent", sort=True):
         line = axes.plot(
             rows[column], rows["score"], "o-", ms=3, label=f"{label}vs {opponent}", **style
@@ -61,7 +71,8 @@ def plot_run(
       workdir: the run directory, its metrics file, or a `runs.load_metrics` DataFrame.
       output: image path to write (PNG, SVG, PDF); None returns the figure without saving.
       title: figure title (default: the workdir name).
-      x: the x axis: "minutes" (wall clock), "games" (self-play games) or "iteration".
+      x: the x axis: "minutes" (wall clock), "games" (self-play games), "positions"
+        (self-play positions), "flops" (training FLOPs, `training.compute`) or "iteration".
       num_games: games per evaluation, for metrics that do not record it.
 
     Returns:
@@ -70,7 +81,7 @@ def plot_run(
     import matplotlib.pyplot as plt  # noqa: PLC0415  (slow import; the caller picks a backend)
 
     metrics = _metrics(workdir)
-    column, xlabel = _axis(x)
+    column, xlabel = _axis(x, metrics)
     has_elo = "eval/elo" in metrics and metrics["eval/elo"].notna().any()
     figure, panels = plt.subplots(1, 3 if has_elo else 2, figsize=(16 if has_elo else 11, 4))
     scores, losses = panels[:2]
@@ -96,7 +107,7 @@ def plot_run(
 
 def plot_elo(axes, metrics, *, x: str = "minutes", label: str = ""):
     """Draws a run's `eval/elo` (its Elo against the fixed anchors) with its 95% band."""
-    column, xlabel = _axis(x)
+    column, xlabel = _axis(x, metrics)
     rows = metrics[metrics["eval/elo"].notna()]
     line = axes.plot(rows[column], rows["eval/elo"], "o-", ms=3, label=f"{label}Elo")[0]
     axes.fill_between(
@@ -114,7 +125,7 @@ def plot_runs(named_runs: dict, *, opponent: str, x: str = "minutes", num_games=
     Args:
       named_runs: label -> run directory, metrics file or `load_metrics` DataFrame.
       opponent: the evaluation opponent to compare on (for example "mcts:800").
-      x: "minutes", "games" or "iteration".
+      x: "minutes", "games", "positions", "flops" or "iteration".
       num_games: games per evaluation, for metrics that do not record it (an int, or a dict
         label -> int).
       axes: matplotlib axes to draw on (default: a new figure).

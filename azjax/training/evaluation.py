@@ -101,6 +101,8 @@ class Evaluation:
         self._elo, self._anchors = elo, None  # settings; the anchors' ratings (`begin`)
         self._engine_timeout = engine_timeout
         self._agent = arena.search_player(searcher)
+        # The network evaluations of one move of the agent: its root and each simulation.
+        self._move_evaluations = 1 + int(searcher.num_simulations)
         self._previous = None
         self._matches, self._engines = {}, {}
         self._ladders, self._ladder_matches = {}, {}  # spec -> level; simulations -> match
@@ -178,7 +180,12 @@ class Evaluation:
             self._ladder_matches[simulations] = jax.jit(match)
         return self._ladder_matches[simulations]
 
-    def _outcomes(self, spec: str, variables, key) -> list[float]:
+    def _outcomes(self, spec: str, variables, key) -> tuple[list[float], int]:
+        """The agent's outcomes against `spec` and the run's network evaluations they took.
+
+        A device match searches with the agent in half of the games at every ply until the
+        longest game ends (ended games included: the batch keeps its shape); against
+        `previous` both sides are the run's network."""
         if spec in self._engines:
             return self._engine_outcomes(spec, variables, key)
         if spec in self._ladders:
@@ -187,10 +194,14 @@ class Evaluation:
             match, params = self._matches[spec]
         if spec == "previous":
             params = variables if self._previous is None else self._previous
-        return list(jax.device_get(match(variables, params, key).outcomes))
+        result = jax.device_get(match(variables, params, key))
+        sides = 2 if spec == "previous" else 1
+        plies = int(np.max(result.lengths))
+        evaluations = sides * plies * (self.num_games // 2) * self._move_evaluations
+        return list(result.outcomes), evaluations
 
-    def _engine_outcomes(self, spec: str, variables, key) -> list[float]:
-        outcomes, _ = arena.engine_outcomes(
+    def _engine_outcomes(self, spec: str, variables, key) -> tuple[list[float], int]:
+        outcomes, _, moves = arena.engine_outcomes(
             self.game,
             self._host_agent,
             variables,
@@ -201,13 +212,14 @@ class Evaluation:
             timeout=self._engine_timeout,
             step=self._step,
         )
-        return outcomes
+        return outcomes, moves * self._move_evaluations
 
     def __call__(self, variables, iteration: int) -> dict:
-        results, outcomes = {}, {}
+        results, outcomes, evaluations = {}, {}, 0
         for index, spec in enumerate([*self._matches, *self._engines, *self._ladders]):
             key = jax.random.fold_in(jax.random.PRNGKey(self.seed + 1), iteration * 64 + index)
-            outcomes[spec] = self._outcomes(spec, variables, key)
+            outcomes[spec], spent = self._outcomes(spec, variables, key)
+            evaluations += spent
             summary = arena.summarize(outcomes[spec])
             games = summary.games
             results[f"eval/{spec}/win_rate"] = summary.wins / games
@@ -221,6 +233,7 @@ class Evaluation:
         if self._anchors:
             results.update(anchors.estimate(outcomes, self._anchors))
         self._previous = variables
+        results["eval_evaluations"] = evaluations  # the run's compute (`compute`)
         return results
 
 

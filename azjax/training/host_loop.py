@@ -35,6 +35,7 @@ from azjax.faults import is_disk_full
 from azjax.runs import distributed
 from azjax.runs.metrics import Progress, iteration_record
 from azjax.runs.trackers import Profiler
+from azjax.training import compute
 from azjax.training.compiled import iterate
 from azjax.training.evaluation import evaluation_for
 from azjax.training.members import Member, Single, Stacked
@@ -76,6 +77,7 @@ class HostLoop:
         self.axis, self.log, self.primary = axis, log, primary
         self.tensorboard, self.gate = tensorboard, gate
         self.multiprocess = distributed.process_count() > 1
+        self.costs = None  # `compute.Costs` of the members' pipeline, measured in `train`
 
     # Hooks for subclasses.
 
@@ -178,8 +180,9 @@ class HostLoop:
 
     def record(self, state, index: int, metrics: dict, counters, seconds: float, clock):
         """Member `index`'s record of the iteration just run: gating and evaluation when
-        due, written."""
+        due, and what it cost (`compute`), written."""
         member = self.members[index]
+        previous = member.writer.records[-1] if member.writer.records else None
         iteration, games, positions = self.axis.member(counters, index)
         iteration = int(iteration)
         numbers = types.SimpleNamespace(
@@ -197,6 +200,7 @@ class HostLoop:
             if member.evaluation is not None:  # None on processes other than 0
                 record.update(member.evaluation(self._variables(state, index), iteration))
             record.update(wall_time=clock(), eval_seconds=time.perf_counter() - started)
+        record.update(compute.columns(self.member_run.pipeline, self.costs, record, previous))
         member.iteration = iteration
         return member.writer.write(record)
 
@@ -225,6 +229,7 @@ class HostLoop:
     def _train(self, progress: str, callback) -> TrainerState:
         members, first = self.members, self.members[0]
         state = self.restore()
+        self.costs = compute.measure(self.member_run.pipeline)
         self.begin_evaluations(state)
         if self.gate is not None:
             self.gate.begin(state.train_state.variables, first.iteration, first.writer.records)

@@ -104,7 +104,7 @@ def test_the_solver_never_loses_first_and_beats_mcts(solver, game, step):
             )
             assert (score, reason) == (1.0, "") and plies % 2 == 1
     mcts = arena.search_player(make_mcts_baseline(game, num_simulations=50))
-    outcomes, reasons = arena.engine_outcomes(
+    outcomes, reasons, _ = arena.engine_outcomes(
         game, jax.jit(mcts), None, parse_engine_spec("solver"), num_games=4, key=key, step=step
     )  # the MCTS player's outcomes, first in the even games
     assert reasons == [] and outcomes[1::2] == [-1.0, -1.0]  # MCTS second: the solver first
