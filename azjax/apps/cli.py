@@ -291,6 +291,9 @@ COMMANDS = {
 }
 
 
+TAKE_OVERRIDES = ("train", "sweep", "ablation", "frontier")  # --config.KEY=VALUE
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `azjax` console script; returns the exit status."""
     import contextlib  # noqa: PLC0415
@@ -299,11 +302,11 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     console.show()
-    # `train`, `sweep` and `tournament` defer Ctrl-C and SIGTERM from the start, imports
+    # `train`, `sweep`, `tournament` and `frontier` defer Ctrl-C and SIGTERM from the start, imports
     # included, to the loop's checks.
     deferred = (
         interrupt.deferred()
-        if argv[:1] in (["train"], ["sweep"], ["tournament"])
+        if argv[:1] in (["train"], ["sweep"], ["tournament"], ["frontier"])
         else contextlib.nullcontext()
     )
     try:
@@ -329,10 +332,10 @@ def _main(argv: list[str]) -> int:
         if overrides and args.command == "evaluate":
             if all(key.startswith("search.") for key in overrides):
                 return _evaluate(args, overrides)  # the agent's search (`load_agent`)
-        if overrides and args.command not in ("train", "sweep", "ablation") and not bench_config:
+        if overrides and args.command not in TAKE_OVERRIDES and not bench_config:
             raise UserError(
                 "--config.KEY=VALUE overrides apply to `azjax train`, `azjax sweep`, "
-                "`azjax ablation`, `azjax bench --memory`, `--population`, "
+                "`azjax ablation`, `azjax frontier`, `azjax bench --memory`, `--population`, "
                 "`--search-options` or `--compile`, and `azjax evaluate` (the agent's search.* "
                 "keys)"
             )
@@ -342,6 +345,10 @@ def _main(argv: list[str]) -> int:
             from azjax.apps import ablation  # noqa: PLC0415
 
             return ablation.command(args, overrides)
+        if args.command == "frontier":
+            from azjax.apps import frontier  # noqa: PLC0415
+
+            return frontier.command(args, overrides)
         if args.command == "sweep":
             from azjax.apps.sweeps import command  # noqa: PLC0415
 

@@ -264,9 +264,10 @@ def parser() -> argparse.ArgumentParser:
     plot.add_argument("--out", default=None, help="image file (default: WORKDIR/learning.png)")
     plot.add_argument(
         "--x",
-        choices=("minutes", "games", "iteration"),
+        choices=("minutes", "games", "positions", "flops", "iteration"),
         default="minutes",
-        help="x axis: wall-clock minutes, self-play games or iterations",
+        help="x axis: wall-clock minutes, self-play games or positions, training FLOPs "
+        "(self-play and learning) or iterations",
     )
     plot.add_argument(
         "--eval-games",
@@ -323,12 +324,14 @@ def parser() -> argparse.ArgumentParser:
     )
 
     from azjax.apps.ablation_args import add_parser as add_ablation  # noqa: PLC0415
+    from azjax.apps.frontier_args import add_parser as add_frontier  # noqa: PLC0415
     from azjax.apps.mistakes_args import add_parser as add_mistakes  # noqa: PLC0415
     from azjax.apps.sweeps.arguments import add_parser as add_sweep  # noqa: PLC0415
 
     sweep = add_sweep(commands, _count)
     add_hosts_arguments(sweep, "one worker over the devices of several processes (a pod slice)")
     add_ablation(commands, _count, _even_count)
+    add_frontier(commands, _count, _even_count)
     add_mistakes(commands, _count, _agent_arguments)
     commands.add_parser("games", help="list the registered games")
 

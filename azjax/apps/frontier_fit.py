@@ -1,0 +1,412 @@
+"""Fits of a compute-frontier study: Elo against training compute, size and search (no jax).
+
+A frontier study trains several network sizes to one compute budget, keeps checkpoints at the
+same geometric budget points for every size, and rates every checkpoint on one Elo scale with a
+95% interval, possibly at several search simulation counts. Each rating is a row dict with keys
+size, parameters, flops, point, simulations, elo, elo_low and elo_high (others are ignored).
+
+What is fitted, after Neumann & Gros 2023 and Jones 2021:
+- the frontier: at each budget point the best Elo over sizes, and its Elo per tenfold compute;
+- Elo per tenfold parameters across sizes at one budget point (by default the full budget);
+- the compute-optimal size exponent: log10 parameters of the best size against log10 flops;
+- the train/test exchange rate: Elo = a + b log10(flops) + c log10(simulations) over the
+  frontier's checkpoints, and b / c, the tenfolds of simulations one tenfold of training is worth.
+
+Method and limits. Lines are weighted least squares with weights 1/se^2, se being the half
+width of the 95% interval over 1.96; a rating whose bounds are missing, non-finite or empty is
+left out of the fits (one that won or lost every game has a very wide interval, so it counts
+little). The covariance is scaled by the reduced chi-square when that is over 1, so scatter
+beyond the stated errors widens the intervals, and intervals use Student's t for n - p degrees
+of freedom. The Elo intervals are taken as independent, though ratings from one pool share
+opponents, and the frontier is a maximum over noisy ratings, biased upwards where sizes are
+close. The sizes are few and discrete, so the optimal size is a staircase and its exponent is a
+rough slope through it. The laws are straight lines in log compute; a frontier that bends (a
+saturating game, a budget too short) makes every slope depend on the range studied.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+Z95 = 1.959963984540054
+# Student's t 0.975 quantiles for 1..30 degrees of freedom
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
+_NOT_ENOUGH = "not enough points"
+
+
+def t975(dof: int) -> float:
+    """The 0.975 quantile of Student's t with `dof` degrees of freedom (two-sided 95%)."""
+    if dof < 1:
+        raise ValueError(f"Student's t needs at least 1 degree of freedom, not {dof}")
+    if dof <= len(_T975):
+        return _T975[dof - 1]
+    z = Z95  # Cornish-Fisher expansion: within 0.0005 beyond 30
+    return z + (z**3 + z) / (4 * dof) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * dof**2)
+
+
+@dataclass(frozen=True)
+class Line:
+    """A fitted line y = intercept + slope * x with a 95% interval on the slope."""
+
+    intercept: float
+    slope: float
+    slope_low: float
+    slope_high: float
+    intercept_se: float
+    slope_se: float
+    points: int
+
+    def at(self, x):
+        """The line's value at `x` (a number or an array)."""
+        return self.intercept + self.slope * np.asarray(x, dtype=float)
+
+
+def _wls(design, y, se) -> tuple[np.ndarray, np.ndarray, int]:
+    """Weighted least squares of `y` on the columns of `design`.
+
+    Args:
+        design: an (n, p) array.
+        y: n values.
+        se: their standard errors (weights 1/se^2), or None for ordinary least squares, whose
+            covariance is then always scaled by the residual variance.
+
+    Returns:
+        The p coefficients, their (p, p) covariance and the degrees of freedom n - p.
+    """
+    design, y = np.asarray(design, dtype=float), np.asarray(y, dtype=float)
+    n, p = design.shape
+    unweighted = se is None
+    se = np.ones(n) if se is None else np.broadcast_to(np.asarray(se, dtype=float), (n,))
+    if not (np.all(np.isfinite(design)) and np.all(np.isfinite(y)) and np.all(np.isfinite(se))):
+        raise ValueError("a least-squares fit needs finite values and errors")
+    if np.any(se <= 0):
+        raise ValueError("a least-squares fit needs positive standard errors")
+    if n <= p:
+        raise ValueError(f"a fit of {p} coefficients needs at least {p + 1} points, not {n}")
+    w = 1 / se
+    coef, _, rank, _ = np.linalg.lstsq(design * w[:, None], y * w, rcond=None)
+    if rank < p:
+        raise ValueError("a least-squares fit needs points that vary in every variable")
+    dof = n - p
+    reduced = float(np.sum(((y - design @ coef) * w) ** 2)) / dof
+    cov = np.linalg.inv((design * (w * w)[:, None]).T @ design)
+    return coef, cov * (reduced if unweighted else max(1.0, reduced)), dof
+
+
+def weighted_line(x, y, se=None) -> Line:
+    """The weighted least-squares line y = a + b*x (weights 1/se^2) with a 95% slope interval.
+
+    Args:
+        x, y: at least 3 points.
+        se: the standard errors of y (absolute: the covariance is scaled by the reduced
+            chi-square only where that is over 1), or None for an ordinary fit whose covariance
+            is always scaled by the residual variance.
+
+    Raises:
+        ValueError: fewer than 3 points, non-finite values, non-positive errors or a constant x.
+    """
+    x = np.asarray(x, dtype=float)
+    if x.size < 3:
+        raise ValueError(f"a line with an interval needs at least 3 points, not {x.size}")
+    coef, cov, dof = _wls(np.column_stack([np.ones_like(x), x]), y, se)
+    slope_se = math.sqrt(cov[1, 1])
+    half = t975(dof) * slope_se
+    b = float(coef[1])
+    return Line(float(coef[0]), b, b - half, b + half, math.sqrt(cov[0, 0]), slope_se, x.size)
+
+
+def _se(row: dict) -> float:
+    """A rating's standard error from its 95% interval, or nan where that is unusable."""
+    low, high = row.get("elo_low"), row.get("elo_high")
+    try:
+        se = (float(high) - float(low)) / (2 * Z95)
+    except (TypeError, ValueError):
+        return math.nan
+    return se if math.isfinite(se) and se > 0 else math.nan
+
+
+def _rated(rows: list[dict]) -> list[dict]:
+    """The rows with a point, a finite Elo and positive parameters, flops and simulations."""
+
+    def ok(row: dict) -> bool:
+        try:
+            int(row["point"])
+            values = [float(row[k]) for k in ("elo", "parameters", "flops", "simulations")]
+        except (KeyError, TypeError, ValueError):
+            return False
+        return all(math.isfinite(v) for v in values) and min(values[1:]) > 0
+
+    return [row for row in rows if ok(row)]
+
+
+def default_simulations(rows: list[dict]) -> int | None:
+    """The most common simulation count in `rows` (the largest among ties), or None."""
+    counts: dict[int, int] = {}
+    for row in _rated(rows):
+        counts[int(row["simulations"])] = counts.get(int(row["simulations"]), 0) + 1
+    return max(counts, key=lambda s: (counts[s], s)) if counts else None
+
+
+def _at(rows: list[dict], simulations: int | None) -> list[dict]:
+    simulations = default_simulations(rows) if simulations is None else simulations
+    return [row for row in _rated(rows) if int(row["simulations"]) == simulations]
+
+
+def _fit_rows(rows: list[dict], x_key: str) -> Line:
+    """weighted_line of Elo against log10 of `x_key` over the rows whose interval is usable."""
+    usable = [row for row in rows if math.isfinite(_se(row))]
+    x = [math.log10(float(row[x_key])) for row in usable]
+    return weighted_line(x, [float(row["elo"]) for row in usable], [_se(row) for row in usable])
+
+
+def frontier(rows: list[dict], *, simulations: int | None = None) -> list[dict]:
+    """The best rating over sizes at each budget point, sorted by point.
+
+    Args:
+        rows: the ratings.
+        simulations: the simulation count to read (default: the most common in `rows`).
+
+    Returns:
+        One dict per point: point, flops (the median over that point's rows), size,
+        parameters, elo, elo_low and elo_high of the best rating (the smaller size among ties).
+        A rating whose interval is unusable still competes; `frontier_slope` leaves it out.
+    """
+    by_point: dict[int, list[dict]] = {}
+    for row in _at(rows, simulations):
+        by_point.setdefault(int(row["point"]), []).append(row)
+    result = []
+    for point in sorted(by_point):
+        group = by_point[point]
+        best = max(group, key=lambda r: (float(r["elo"]), -float(r["parameters"])))
+        result.append(
+            {"point": point, "flops": float(np.median([float(r["flops"]) for r in group]))}
+            | {k: best.get(k) for k in ("size", "parameters", "elo", "elo_low", "elo_high")}
+        )
+    return result
+
+
+def frontier_slope(rows: list[dict], *, simulations: int | None = None) -> Line:
+    """The frontier's Elo against log10(flops): Elo per tenfold training compute.
+
+    Raises:
+        ValueError: fewer than 3 frontier points with a usable interval.
+    """
+    return _fit_rows(frontier(rows, simulations=simulations), "flops")
+
+
+def size_slope(
+    rows: list[dict], *, point: int | None = None, simulations: int | None = None
+) -> Line:
+    """Elo against log10(parameters) across sizes at one budget point (default: the last).
+
+    Raises:
+        ValueError: no such point, or fewer than 3 ratings there with a usable interval.
+    """
+    chosen = _at(rows, simulations)
+    points = {int(row["point"]) for row in chosen}
+    point = max(points, default=None) if point is None else point
+    if point not in points:
+        raise ValueError(f"no ratings at budget point {point}")
+    return _fit_rows([row for row in chosen if int(row["point"]) == point], "parameters")
+
+
+def optimal_sizes(rows: list[dict], *, simulations: int | None = None) -> dict:
+    """The best size at each budget point and the compute-optimal size exponent.
+
+    Returns:
+        {"points": [{point, flops, size, parameters}, ...], "exponent": Line or None}: the
+        exponent is an ordinary line of log10(parameters of the best size) against
+        log10(flops) (parameters ~ compute^slope). It is None with fewer than 3 points or
+        fewer than 2 distinct best sizes: then the budget range did not move the optimum and
+        no exponent can be read.
+    """
+    best = frontier(rows, simulations=simulations)
+    points = [{k: entry[k] for k in ("point", "flops", "size", "parameters")} for entry in best]
+    exponent = None
+    if len(points) >= 3 and len({entry["size"] for entry in points}) >= 2:
+        x = [math.log10(entry["flops"]) for entry in points]
+        y = [math.log10(float(entry["parameters"])) for entry in points]
+        try:
+            exponent = weighted_line(x, y)
+        except ValueError:  # every point at one flops count
+            exponent = None
+    return {"points": points, "exponent": exponent}
+
+
+def exchange_rate(rows: list[dict]) -> dict | None:
+    """The train/test trade-off: how many tenfolds of simulations one tenfold of training is worth.
+
+    Fits Elo = a + b log10(flops) + c log10(simulations) by weighted least squares over the
+    usable ratings, at every simulation count, of the checkpoints on the frontier at the default
+    simulation count.
+
+    Returns:
+        {"train_slope": b, "test_slope": c, "ratio": b / c, "ratio_low", "ratio_high" (95%, delta
+        method), "rows": n}, or None with fewer than 2 simulation counts, fewer than 4 usable
+        rows or a design that cannot separate the two slopes.
+    """
+    on_frontier = {(entry["point"], entry["size"]) for entry in frontier(rows)}
+    usable = [
+        row
+        for row in _rated(rows)
+        if (int(row["point"]), row.get("size")) in on_frontier and math.isfinite(_se(row))
+    ]
+    if len({int(row["simulations"]) for row in usable}) < 2 or len(usable) < 4:
+        return None
+    design = [
+        [1.0, math.log10(float(row["flops"])), math.log10(float(row["simulations"]))]
+        for row in usable
+    ]
+    try:
+        coef, cov, dof = _wls(design, [float(r["elo"]) for r in usable], [_se(r) for r in usable])
+    except ValueError:
+        return None
+    b, c = float(coef[1]), float(coef[2])
+    ratio = b / c if c else math.nan
+    gradient = np.array([1 / c, -b / c**2]) if c else np.full(2, np.nan)
+    half = t975(dof) * math.sqrt(max(0.0, float(gradient @ cov[1:, 1:] @ gradient)))
+    interval = {"ratio_low": ratio - half, "ratio_high": ratio + half, "rows": len(usable)}
+    return {"train_slope": b, "test_slope": c, "ratio": ratio} | interval
+
+
+def _sci(value) -> str:
+    """A number in short scientific notation: 3.2e12."""
+    mantissa, exponent = f"{float(value):.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _bounds(row: dict) -> tuple[float, float]:
+    """A rating's 95% interval, or (elo, elo) where that is unusable."""
+    if math.isfinite(_se(row)):
+        return float(row["elo_low"]), float(row["elo_high"])
+    return float(row["elo"]), float(row["elo"])
+
+
+def _elo(row: dict) -> str:
+    low, high = _bounds(row)
+    bounds = f" [{low:.0f}, {high:.0f}]" if math.isfinite(_se(row)) else ""
+    return f"{float(row['elo']):.0f}{bounds}"
+
+
+def _interval(line: Line, digits: int = 0) -> str:
+    return f"{line.slope:.{digits}f} [{line.slope_low:.{digits}f}, {line.slope_high:.{digits}f}]"
+
+
+_FITS = (  # (key, what the slope is)
+    ("compute", "Elo per tenfold compute on the frontier"),
+    ("parameters", "Elo per tenfold parameters at the full budget"),
+    ("exponent", "Optimal-size exponent (parameters ~ compute^x)"),
+    ("exchange", "One tenfold of training compute is worth"),
+)
+_PAPERS = (  # (fit key, quantity, published figure as summarized in the issue)
+    ("parameters", "Elo per tenfold parameters",
+     "Neumann & Gros 2023, Connect Four: ~350 (exponent 0.88 in their strength measure)"),
+    ("exponent", "optimal-size exponent", "Neumann & Gros 2023: about 0.6"),
+    ("compute", "Elo per tenfold compute on the frontier",
+     "Neumann & Gros 2023: exponent ~0.55 in their strength measure; "
+     "Jones 2021, Hex: ~500 Elo per tenfold"),
+    ("exchange", "train/test exchange",
+     "Jones 2021, Hex: tenfold train compute saves ~15-fold test compute"),
+)  # fmt: skip
+
+
+def _fits(rows: list[dict]) -> dict[str, str]:
+    """The fitted slopes as text, or "not enough points" where a fit is impossible."""
+    fits: dict[str, str] = {}
+    for name, fit in (("compute", frontier_slope), ("parameters", size_slope)):
+        try:
+            fits[name] = _interval(fit(rows))
+        except ValueError:
+            fits[name] = _NOT_ENOUGH
+    exponent = optimal_sizes(rows)["exponent"]
+    fits["exponent"] = (
+        _interval(exponent, 2) if exponent else f"{_NOT_ENOUGH} (or the best size did not move)"
+    )
+    rate = exchange_rate(rows)
+    fits["exchange"] = (
+        f"{rate['ratio']:.2f} [{rate['ratio_low']:.2f}, {rate['ratio_high']:.2f}] tenfolds of "
+        f"simulations (about {10 ** min(rate['ratio'], 300.0):.2g}-fold; {rate['rows']} ratings)"
+        if rate and math.isfinite(rate["ratio"])
+        else f"{_NOT_ENOUGH} (needs 2+ simulation counts and 4+ frontier ratings)"
+    )
+    return fits
+
+
+def report_markdown(rows: list[dict], *, title: str, papers: bool = True) -> str:
+    """A Markdown section: every rating, the frontier, the fitted slopes and the literature.
+
+    Args:
+        rows: the ratings.
+        title: the section's heading.
+        papers: add a table of the published figures beside this study's.
+    """
+    rated = sorted(
+        _rated(rows), key=lambda r: (float(r["parameters"]), r["point"], r["simulations"])
+    )
+    lines = [f"## {title}", "", "| size | parameters | point | flops | simulations | Elo [95%] |"]
+    lines.append("|---|---:|---:|---:|---:|---|")
+    lines += [
+        f"| {r.get('size')} | {int(r['parameters']):,} | {r['point']} | {_sci(r['flops'])} "
+        f"| {int(r['simulations'])} | {_elo(r)} |"
+        for r in rated
+    ]
+    sims = default_simulations(rows)
+    lines += ["", f"Frontier (the best size at each budget point, {sims} simulations):", ""]
+    lines += ["| point | flops | size | parameters | Elo [95%] |", "|---:|---:|---|---:|---|"]
+    lines += [
+        f"| {e['point']} | {_sci(e['flops'])} | {e['size']} | {int(e['parameters']):,} "
+        f"| {_elo(e)} |"
+        for e in frontier(rows)
+    ]
+    fits = _fits(rows)
+    lines += ["", "Fits (slope [95% interval]):", ""]
+    lines += [f"- {label}: {fits[key]}" for key, label in _FITS]
+    if papers:
+        caveat = "quoted from a summary, not yet checked against the paper"
+        lines += ["", "| quantity | this study | published | caveat |", "|---|---|---|---|"]
+        lines += [f"| {name} | {fits[key]} | {text} | {caveat} |" for key, name, text in _PAPERS]
+    return "\n".join(lines) + "\n"
+
+
+def plot_frontier(rows: list[dict], output=None, *, axes=None):
+    """Elo (95% error bars) against training flops, one line per size, the frontier dashed.
+
+    Args:
+        rows: the ratings (at the most common simulation count).
+        output: a file to save the figure to, or None.
+        axes: matplotlib axes to draw on (default: a new figure).
+
+    Returns:
+        The figure.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415  (slow import)
+
+    if axes is None:
+        _, axes = plt.subplots(figsize=(7, 4.5))
+    chosen = _at(rows, None)
+    sizes = sorted(
+        {row.get("size") for row in chosen},
+        key=lambda s: min(float(r["parameters"]) for r in chosen if r.get("size") == s),
+    )
+    for size in sizes:
+        mine = sorted((r for r in chosen if r.get("size") == size), key=lambda r: r["point"])
+        elo = np.array([float(r["elo"]) for r in mine])
+        low, high = np.array([_bounds(r) for r in mine]).T
+        label = f"{size} ({int(mine[0]['parameters']):,} parameters)"
+        errors = np.clip([elo - low, high - elo], 0, None)
+        flops = [float(r["flops"]) for r in mine]
+        axes.errorbar(flops, elo, yerr=errors, marker="o", capsize=3, label=label)
+    best = frontier(rows)
+    flops, elo = [e["flops"] for e in best], [float(e["elo"]) for e in best]
+    axes.plot(flops, elo, "k--", linewidth=3, label="frontier")
+    axes.set_xscale("log")
+    axes.set_xlabel("training FLOPs")
+    axes.set_ylabel("Elo")
+    axes.legend(fontsize="small")
+    figure = axes.figure
+    if output is not None:
+        figure.savefig(output, bbox_inches="tight")
+    return figure

@@ -1,0 +1,118 @@
+"""The frontier study end to end at toy size: sizes trained to one FLOP budget with
+checkpoints on the geometric schedule, every checkpoint rated on one scale, the report; a
+rerun resumes and does nothing twice."""
+
+import json
+
+import pytest
+from conftest import assert_user_error
+
+from azjax.apps import frontier
+from azjax.runs import directory
+from azjax.types import UserError
+
+pytestmark = pytest.mark.slow
+
+TINY = {
+    "network.value_hidden": "8",
+    "search.num_simulations": "4",
+    "selfplay.batch_size": "8",
+    "selfplay.num_steps": "4",
+    "replay.capacity": "512",
+    "replay.min_size": "16",
+    "learner.batch_size": "16",
+    "learner.updates_per_iteration": "2",
+    "eval.num_simulations": "4",
+}
+SIZES = ["2x1", "4x1", "8x1", "8x2", "16x3"]  # 5 sizes, 37x in parameters
+STUDY = dict(
+    sizes=SIZES,
+    budget=3e9,
+    per_decade=1,
+    decades=1,
+    anchors=["random", "mcts:8"],
+    games=4,
+    simulations=[2, 8],
+    base_overrides=TINY,
+)
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("frontier")
+    rows = frontier.run_frontier("tic_tac_toe", folder, **STUDY)
+    return folder, rows
+
+
+def test_every_size_trains_to_the_budget_on_the_geometric_schedule(study):
+    folder, _ = study
+    settings = json.loads((folder / frontier.SETTINGS).read_text())
+    schedule = frontier.plan(settings)
+    parameters = [schedule[size]["parameters"] for size in SIZES]
+    assert parameters == sorted(parameters) and parameters[-1] >= 30 * parameters[0]
+    for size in SIZES:
+        points = schedule[size]["points"]
+        assert list(points) == [0, 1] or list(points) == [0]  # 0.3e9, 3e9
+        run = folder / "runs" / size
+        assert set(points.values()) <= set(directory.list_checkpoints(run))
+        metrics = directory.load_metrics(run)
+        last = metrics["total_train_flops"].iloc[-1]
+        # The first iteration at or past the budget: within one iteration's FLOPs of it.
+        per_iteration = schedule[size]["iteration_flops"]
+        assert 3e9 <= last < 3e9 + per_iteration + 1
+        assert last == pytest.approx(per_iteration * len(metrics), rel=1e-6)
+
+
+def test_every_checkpoint_is_rated_at_each_simulation_count(study):
+    folder, rows = study
+    settings = json.loads((folder / frontier.SETTINGS).read_text())
+    schedule = frontier.plan(settings)
+    expected = {
+        (size, point, sims)
+        for size in SIZES
+        for point in schedule[size]["points"]
+        for sims in (2, 8)
+    }
+    assert {(r["size"], r["point"], r["simulations"]) for r in rows} == expected
+    for row in rows:
+        assert row["elo_low"] <= row["elo"] <= row["elo_high"]
+        assert set(row["scores"]) == {"random", "mcts:8"}
+        assert row["flops"] > 0 and row["parameters"] > 0
+    # The anchors' calibration is an ordinary tournament.
+    assert (folder / "eval_anchors" / "ratings.csv").exists()
+    text = (folder / "report.md").read_text()
+    assert "| 16x3 |" in text and "Neumann" in text and "Jones" in text
+    assert (folder / "frontier.png").stat().st_size > 0
+
+
+def test_a_rerun_resumes_and_other_settings_are_refused(study):
+    folder, rows = study
+    before = {size: (folder / "runs" / size / "metrics.jsonl").read_text() for size in SIZES}
+    again = frontier.run_frontier("tic_tac_toe", folder, **STUDY)
+    assert again == rows
+    for size in SIZES:
+        assert (folder / "runs" / size / "metrics.jsonl").read_text() == before[size]
+    with pytest.raises(UserError, match="other settings \\(budget\\)"):
+        frontier.run_frontier("tic_tac_toe", folder, **{**STUDY, "budget": 1e10})
+
+
+def test_the_command_line_reports_and_refuses_bad_input(study, capsys):
+    folder, _ = study
+    from azjax.apps.cli import main
+
+    argv = ["frontier", "--config", "tic_tac_toe", "--dir", str(folder), "--stage", "report"]
+    argv += ["--sizes", ",".join(SIZES), "--budget", "3e9", "--per-decade", "1"]
+    argv += ["--decades", "1", "--anchors", "random,mcts:8", "--games", "4"]
+    argv += ["--simulations", "2,8"] + [f"--config.{k}={v}" for k, v in TINY.items()]
+    assert main(argv) == 0
+    assert "Compute frontier" in capsys.readouterr().out
+    assert_user_error(
+        capsys,
+        ["frontier", "--dir", str(folder), "--budget", "1e9", "--sizes", "8y1"],
+        "bad size '8y1'",
+    )
+    assert_user_error(
+        capsys,
+        ["frontier", "--dir", str(folder / "new"), "--budget", "1e9", "--anchors", "previous"],
+        "anchor 'previous' is not a fixed player",
+    )

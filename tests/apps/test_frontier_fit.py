@@ -1,0 +1,270 @@
+"""Compute-frontier fits (`azjax.apps.frontier_fit`) on synthetic ratings from known laws: the
+weighted line and its interval's coverage, the frontier, the slopes, the optimal-size exponent,
+the train/test exchange rate and the Markdown report (pure numpy, no jax)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from azjax.apps import frontier_fit as ff
+
+Z = 1.959963984540054
+# The law: log10 parameters lp = 0.3 i over 6 sizes (31.6x), log10 compute lf = 0.5 k over 6
+# budget points; Elo = 1000 + min(400 lp, 420 lf - 300 lp) + SIM_SLOPE log10(sims / 16). The
+# optimum is lp = 420 lf / 700 = 0.6 lf, which is size k at point k, so the frontier is
+# 1000 + 240 lf exactly; at the full budget (lf = 2.5) every size is on its cap, 400 per tenfold
+# parameters; at point 0 bigger is worse, -300 per tenfold.
+EXPONENT, FRONTIER_SLOPE, SIZE_SLOPE = 0.6, 240.0, 400.0
+SIM_SLOPE = 200.0
+
+
+def rating(elo: float, noise: float, **fields) -> dict:
+    """A row with `elo` and its 95% interval for a standard error of `noise`."""
+    return fields | {"elo": elo, "elo_low": elo - Z * noise, "elo_high": elo + Z * noise}
+
+
+def law_rows(sims=(64,), noise=15.0, seed=0) -> list[dict]:
+    """Ratings of 6 sizes at 6 budget points under the law above, with Gaussian noise."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for point in range(6):
+        lf = 0.5 * point
+        for i in range(6):
+            lp = 0.3 * i
+            for s in sims:
+                true = 1000 + min(400 * lp, 420 * lf - 300 * lp) + SIM_SLOPE * math.log10(s / 16)
+                elo = true + rng.normal(0, noise)
+                flops = 1e12 * 10**lf * (1 + 0.01 * rng.standard_normal())
+                fields = {"size": f"{16 * 2**i}x4", "parameters": round(1e5 * 10**lp)}
+                fields |= {"flops": flops, "point": point, "simulations": s, "games": 200}
+                rows.append(rating(elo, noise, **fields))  # games: ignored
+    return rows
+
+
+def test_t_quantiles():
+    assert ff.t975(1) == pytest.approx(12.706)
+    assert ff.t975(3) == pytest.approx(3.182)
+    assert ff.t975(30) == pytest.approx(2.042)
+    assert ff.t975(31) == pytest.approx(2.0395, abs=0.0005)
+    assert ff.t975(60) == pytest.approx(2.0003, abs=0.0005)
+    assert ff.t975(10_000) == pytest.approx(1.960, abs=0.001)
+    with pytest.raises(ValueError):
+        ff.t975(0)
+
+
+def test_weighted_line_matches_numpy_and_recovers_a_slope():
+    rng = np.random.default_rng(1)
+    x = np.linspace(0, 3, 8)
+    se = np.array([10, 20, 15, 40, 10, 25, 30, 12], dtype=float)
+    y = 50 + 120 * x + rng.normal(0, se)
+    line = ff.weighted_line(x, y, se)
+    slope, intercept = np.polyfit(x, y, 1, w=1 / se)
+    assert (line.slope, line.intercept) == pytest.approx((slope, intercept))
+    # the unscaled WLS covariance, times the reduced chi-square where that is over 1
+    _, unscaled = np.polyfit(x, y, 1, w=1 / se, cov="unscaled")
+    chi2 = float(np.sum(((y - line.at(x)) / se) ** 2)) / (len(x) - 2)
+    assert line.slope_se == pytest.approx(math.sqrt(unscaled[0, 0] * max(1.0, chi2)))
+    assert line.intercept_se == pytest.approx(math.sqrt(unscaled[1, 1] * max(1.0, chi2)))
+    assert line.slope_high - line.slope == pytest.approx(ff.t975(6) * line.slope_se)
+    assert line.slope_low < 120 < line.slope_high
+    assert abs(line.slope - 120) < 20
+    assert line.points == 8
+    assert line.at(2.0) == pytest.approx(intercept + 2 * slope)
+    np.testing.assert_allclose(line.at(x), intercept + slope * x)
+
+
+def test_weighted_line_interval_covers_at_95_percent():
+    """Over many small fits the interval covers the true slope at least 95% of the time when the
+    stated errors are right (more: with 3 degrees of freedom Student's t is conservative for
+    known errors), and about 95% when the scatter is three times larger (the reduced chi-square
+    widens it); a normal quantile or no rescaling would fall far short there."""
+    rng = np.random.default_rng(2)
+    x = np.array([0.0, 0.5, 1.0, 1.5, 2.0])
+    se = np.array([20.0, 30.0, 20.0, 25.0, 40.0])
+    for scatter, low, high in ((1.0, 0.95, 1.0), (3.0, 0.93, 0.97)):
+        covered = 0
+        trials = 2000
+        for _ in range(trials):
+            y = 10 + 250 * x + rng.normal(0, scatter * se)
+            line = ff.weighted_line(x, y, se)
+            covered += line.slope_low <= 250 <= line.slope_high
+        assert low <= covered / trials <= high, (scatter, covered / trials)
+
+
+def test_weighted_line_unweighted_scales_by_the_residuals():
+    rng = np.random.default_rng(3)
+    x = np.linspace(12, 15, 7)
+    y = -5 + 0.6 * x + rng.normal(0, 0.02, x.size)
+    line = ff.weighted_line(x, y)
+    (slope, _), cov = np.polyfit(x, y, 1, cov=True)
+    assert line.slope == pytest.approx(slope)
+    assert line.slope_se == pytest.approx(math.sqrt(cov[0, 0]))
+    assert line.slope_high - line.slope_low < 0.1  # not the width an se of 1 would give
+
+
+def test_weighted_line_refuses_bad_input():
+    with pytest.raises(ValueError, match="at least 3 points"):
+        ff.weighted_line([1, 2], [3, 4], [1, 1])
+    with pytest.raises(ValueError, match="vary"):
+        ff.weighted_line([1, 1, 1], [3, 4, 5], [1, 1, 1])
+    with pytest.raises(ValueError, match="positive"):
+        ff.weighted_line([1, 2, 3], [3, 4, 5], [1, 0, 1])
+    with pytest.raises(ValueError, match="finite"):
+        ff.weighted_line([1, 2, 3], [3, math.nan, 5], [1, 1, 1])
+
+
+def test_frontier_picks_the_best_size_at_each_point():
+    rows = law_rows()
+    best = ff.frontier(rows)
+    assert [e["point"] for e in best] == list(range(6))
+    assert [e["size"] for e in best] == [f"{16 * 2**i}x4" for i in range(6)]
+    for entry in best:
+        at_point = [r for r in rows if r["point"] == entry["point"]]
+        top = max(at_point, key=lambda r: r["elo"])
+        assert (entry["elo"], entry["parameters"]) == (top["elo"], top["parameters"])
+        assert entry["elo_low"] == top["elo_low"]
+        assert entry["flops"] == pytest.approx(np.median([r["flops"] for r in at_point]))
+
+
+def test_frontier_reads_one_simulation_count():
+    rows = law_rows(sims=(16, 64)) + law_rows(sims=(256,), seed=5)[:4]
+    assert ff.default_simulations(rows) == 64  # 16 and 64 tie on 36 rows: the larger
+    best = ff.frontier(rows)
+    assert len(best) == 6
+    assert best[0]["elo"] == max(
+        r["elo"] for r in rows if r["point"] == 0 and r["simulations"] == 64
+    )
+    assert len(ff.frontier(rows, simulations=256)) == 1
+    assert ff.frontier([]) == []
+
+
+def test_frontier_and_size_slopes_recover_the_law():
+    rows = law_rows()
+    compute = ff.frontier_slope(rows)
+    assert compute.slope_low < FRONTIER_SLOPE < compute.slope_high
+    assert abs(compute.slope - FRONTIER_SLOPE) < 25
+    assert compute.points == 6
+    size = ff.size_slope(rows)  # the last point: every size on its cap
+    assert size.slope_low < SIZE_SLOPE < size.slope_high
+    assert abs(size.slope - SIZE_SLOPE) < 30
+    early = ff.size_slope(rows, point=0)  # the smallest budget: bigger is worse
+    assert early.slope_low < -300 < early.slope_high
+    with pytest.raises(ValueError, match="point 9"):
+        ff.size_slope(rows, point=9)
+
+
+def test_fits_skip_unusable_intervals_and_barely_weigh_wide_ones():
+    rows = law_rows()
+    first = next(r for r in ff.frontier(rows) if r["point"] == 0)
+    for row in rows:
+        if row["point"] == 0 and row["size"] == first["size"]:
+            row["elo_low"], row["elo_high"] = -math.inf, math.inf
+        if row["point"] == 5 and row["size"] == "512x4":  # won every game: far off, ±1500
+            row["elo"] += 400
+            row["elo_low"], row["elo_high"] = row["elo"] - 1500, row["elo"] + 1500
+        if row["point"] == 3 and row["size"] == "128x4":
+            del row["elo_high"]
+    line = ff.frontier_slope(rows)
+    assert line.points == 4  # points 0 and 3 left out
+    assert abs(line.slope - FRONTIER_SLOPE) < 30  # the +400 at point 5 counts for little
+    assert f"| {first['elo']:.0f} |" in ff.report_markdown(rows, title="t")  # listed, no interval
+
+
+def test_optimal_size_exponent():
+    result = ff.optimal_sizes(law_rows())
+    assert [p["point"] for p in result["points"]] == list(range(6))
+    assert set(result["points"][0]) == {"point", "flops", "size", "parameters"}
+    exponent = result["exponent"]
+    assert abs(exponent.slope - EXPONENT) < 0.03
+    assert exponent.slope_low < EXPONENT < exponent.slope_high
+    # the optimum never moves (one size) or too few points: no exponent
+    one_size = [r for r in law_rows() if r["size"] == "16x4"]
+    assert ff.optimal_sizes(one_size)["exponent"] is None
+    two_points = [r for r in law_rows() if r["point"] < 2]
+    assert ff.optimal_sizes(two_points)["exponent"] is None
+
+
+@pytest.mark.parametrize("sims", [(16, 256), (16, 64, 256)])
+def test_exchange_rate_recovers_the_ratio(sims):
+    rows = law_rows(sims=sims, noise=10.0)
+    rate = ff.exchange_rate(rows)
+    truth = FRONTIER_SLOPE / SIM_SLOPE  # 1.2
+    assert rate["rows"] == 6 * len(sims)  # only the frontier's checkpoints
+    assert abs(rate["train_slope"] - FRONTIER_SLOPE) < 20
+    assert abs(rate["test_slope"] - SIM_SLOPE) < 20
+    assert rate["ratio"] == pytest.approx(rate["train_slope"] / rate["test_slope"])
+    assert rate["ratio_low"] < truth < rate["ratio_high"]
+    assert abs(rate["ratio"] - truth) < 0.12
+
+
+def test_exchange_rate_interval_by_the_delta_method():
+    """One size whose second simulation count grows with compute, so the two slopes are
+    correlated: the ratio's interval (delta method, with the covariance term) matches the
+    spread of the ratio over many draws and covers the truth."""
+    rng = np.random.default_rng(7)
+    ratios, ses, covered = [], [], 0
+    for _ in range(300):
+        rows = []
+        for k in range(6):
+            for s in (100, 32 * 2**k):
+                elo = 1000 + 240 * 0.5 * k + SIM_SLOPE * math.log10(s) + rng.normal(0, 15)
+                fields = {"size": "a", "parameters": 10**5, "flops": 1e12 * 10 ** (0.5 * k)}
+                rows.append(rating(elo, 15, point=k, simulations=s, **fields))
+        rate = ff.exchange_rate(rows)
+        ratios.append(rate["ratio"])
+        ses.append((rate["ratio_high"] - rate["ratio"]) / ff.t975(rate["rows"] - 3))
+        covered += rate["ratio_low"] < 1.2 < rate["ratio_high"]
+    assert 0.95 < np.mean(ses) / np.std(ratios) < 1.25
+    assert covered / 300 >= 0.95
+
+
+def test_exchange_rate_needs_two_simulation_counts_and_four_rows():
+    assert ff.exchange_rate(law_rows()) is None
+    rows = [r for r in law_rows(sims=(16, 256)) if r["point"] == 5]  # 2 frontier rows
+    assert ff.exchange_rate(rows) is None
+    assert ff.exchange_rate([]) is None
+
+
+def test_report_markdown():
+    rows = law_rows(sims=(16, 64, 256))
+    text = ff.report_markdown(rows, title="Connect Four frontier")
+    assert text.startswith("## Connect Four frontier\n")
+    assert "| size | parameters | point | flops | simulations | Elo [95%] |" in text
+    assert "| point | flops | size | parameters | Elo [95%] |" in text
+    assert "| 512x4 | 3,162,278 | 5 | 3.2e14 | 256 |" in text
+    assert text.count("\n| 16x4 |") == 18  # every rating listed
+    compute = ff.frontier_slope(rows)
+    assert f"{compute.slope:.0f} [{compute.slope_low:.0f}, {compute.slope_high:.0f}]" in text
+    assert f"{ff.optimal_sizes(rows)['exponent'].slope:.2f} [" in text
+    assert f"{ff.exchange_rate(rows)['ratio']:.2f} [" in text
+    assert "not enough points" not in text
+    assert "about 0.6" in text and "~15-fold" in text and "~350" in text
+    assert text.count("quoted from a summary, not yet checked against the paper") == 4
+    assert "Neumann" not in ff.report_markdown(rows, title="t", papers=False)
+
+
+def test_report_markdown_with_two_rows_says_not_enough_points():
+    text = ff.report_markdown(law_rows()[:2], title="tiny")
+    assert text.count("not enough points") >= 4  # each fit, in the list (and the papers table)
+    assert "| 16x4 | 100,000 | 0 | 1.0e12 | 64 |" in text
+    assert "not enough points" in ff.report_markdown([], title="empty")
+
+
+def test_plot_frontier(tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure = ff.plot_frontier(law_rows(), tmp_path / "frontier.png")
+    try:
+        assert (tmp_path / "frontier.png").stat().st_size > 0
+        (axes,) = figure.axes
+        assert axes.get_xscale() == "log"
+        labels = [t.get_text() for t in axes.get_legend().get_texts()]
+        assert "16x4 (100,000 parameters)" in labels and "frontier" in labels
+        assert len(labels) == 7
+        (dashed,) = [line for line in axes.lines if line.get_linestyle() == "--"]
+        assert len(dashed.get_xdata()) == 6
+    finally:
+        plt.close(figure)
