@@ -24,7 +24,9 @@ simulation count, each Elo with its 95% interval. For Connect Four `--mistakes N
 measures each checkpoint's share of moves worse than perfect play on N seeded positions
 (`matches.mistakes`; the `[solver]` extra).
 
-Everything resumes: a size trained to a point is not trained again, a rating row in
+`--stage all` goes point by point: every size trained to a point, then rated, before the
+next, so that a study cut short holds a frontier over its lower budgets. Everything
+resumes: a size trained to a point is not trained again, a rating row in
 `DIR/ratings.jsonl` is not played again, and an interrupted run resumes from its checkpoint.
 `--only SIZE` trains one size, so that machines sharing `DIR` split the sizes among them;
 `--stage rate` and `--stage report` then run once. The report (`DIR/report.md`,
@@ -142,13 +144,23 @@ def _open(directory: Path, settings: dict) -> dict:
     return settings
 
 
-def train_sizes(directory: Path, settings: dict, schedule: dict, *, only: str | None = None):
-    """Trains each size (or `only`) to each point of its schedule, resuming."""
+def train_sizes(
+    directory: Path,
+    settings: dict,
+    schedule: dict,
+    *,
+    only: str | None = None,
+    up_to: int | None = None,
+):
+    """Trains each size (or `only`) to each point of its schedule (those up to point
+    `up_to`), resuming."""
     for size in [only] if only else settings["sizes"]:
         workdir = directory / "runs" / size
         points = schedule[size]["points"]
         last = max(points.values())
         for point, iteration in points.items():
+            if up_to is not None and point > up_to:
+                break
             done = workdir.exists() and iteration in _checkpoints(workdir)
             if done:
                 continue
@@ -297,6 +309,17 @@ def _format(row: dict) -> str:
 def report(directory: Path, rows: list[dict], *, title: str) -> str:
     """Writes `DIR/report.md` (and `DIR/frontier.png` where matplotlib is installed)."""
     text = frontier_fit.report_markdown(rows, title=title)
+    measured = [r for r in rows if "mistakes" in r]
+    if measured:  # Connect Four against perfect play
+        lines = ["", "Moves worse than perfect play (share of the seeded positions, 95%):", ""]
+        lines += ["| size | point | flops | simulations | mistakes |", "|---|---:|---:|---:|---|"]
+        for r in sorted(measured, key=lambda r: (r["parameters"], r["point"], r["simulations"])):
+            lines.append(
+                f"| {r['size']} | {r['point']} | {r['flops']:.1e} | {r['simulations']} | "
+                f"{100 * r['mistakes']:.1f}% [{100 * r['mistakes_low']:.1f}, "
+                f"{100 * r['mistakes_high']:.1f}] |"
+            )
+        text += "\n".join(lines) + "\n"
     (directory / "report.md").write_text(text + "\n")
     if rows:
         try:
@@ -358,13 +381,17 @@ def run_frontier(
     )
     directory = Path(directory)
     schedule = plan(settings)
-    if stage in ("all", "train"):
-        train_sizes(directory, settings, schedule, only=only)
-    if stage == "train":
+    title = f"Compute frontier: {settings['config']}"
+    if stage == "all":  # point by point, so that a study cut short reports its lower budgets
+        for point in range(settings["per_decade"] * settings["decades"] + 1):
+            train_sizes(directory, settings, schedule, up_to=point)
+            report(directory, rate(directory, settings, schedule), title=title)
         return _read(directory / RATINGS)
-    rows = rate(directory, settings, schedule) if stage in ("all", "rate") else None
-    rows = _read(directory / RATINGS) if rows is None else rows
-    report(directory, rows, title=f"Compute frontier: {settings['config']}")
+    if stage == "train":
+        train_sizes(directory, settings, schedule, only=only)
+        return _read(directory / RATINGS)
+    rows = rate(directory, settings, schedule) if stage == "rate" else _read(directory / RATINGS)
+    report(directory, rows, title=title)
     return rows
 
 
