@@ -132,6 +132,13 @@ def parser() -> argparse.ArgumentParser:
         help="resume a workdir even though its saved config differs",
     )
     train.add_argument("--devices", type=_count(1), default=None, help="use the first N devices")
+    train.add_argument(
+        "--no-compile-cache",
+        action="store_true",
+        help="compile every program (default: reuse those compiled before, kept in "
+        "~/.cache/azjax/jax or JAX_COMPILATION_CACHE_DIR; AZJAX_COMPILATION_CACHE=0 also "
+        "turns it off)",
+    )
     add_hosts_arguments(train, "one run over the devices of several processes")
 
     evaluate = commands.add_parser("evaluate", help="play a trained agent against an opponent")

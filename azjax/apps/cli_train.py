@@ -16,6 +16,7 @@ def train(args, overrides) -> int:
 def joined(args, command) -> int:
     """Runs `command()` in this process joined to the others the flags name (one process
     without them)."""
+    from azjax import compile_cache  # noqa: PLC0415
     from azjax.apps import console  # noqa: PLC0415
     from azjax.runs import distributed  # noqa: PLC0415
 
@@ -27,6 +28,8 @@ def joined(args, command) -> int:
 
     watch = None
     try:
+        # Before anything compiles; a multi-process CPU run turns it off again (`initialize`).
+        compile_cache.enable(not getattr(args, "no_compile_cache", False))
         # Before anything computes with JAX (loading a config builds its game).
         distributed.initialize(
             args.coordinator,

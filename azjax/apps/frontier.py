@@ -43,8 +43,8 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from azjax import compile_cache, interrupt
 from azjax import config as config_lib
-from azjax import interrupt
 from azjax.apps import frontier_fit
 from azjax.config import apply_overrides, build, load_config, parse_opponent_spec
 from azjax.matches import agent as agent_lib
@@ -397,6 +397,7 @@ def run_frontier(
 
 def command(args, overrides: dict[str, str]) -> int:
     """`azjax frontier`: the study (see the module), then its report on stdout."""
+    compile_cache.enable()
     rows = run_frontier(
         args.config,
         args.dir,

@@ -239,8 +239,8 @@ def test_report_markdown():
     assert f"{ff.optimal_sizes(rows)['exponent'].slope:.2f} [" in text
     assert f"{ff.exchange_rate(rows)['ratio']:.2f} [" in text
     assert "not enough points" not in text
-    assert "about 0.6" in text and "~15-fold" in text and "~350" in text
-    assert text.count("quoted from a summary, not yet checked against the paper") == 4
+    assert "C^0.63" in text and "~15x" in text and "~350" in text and "500 Elo" in text
+    assert text.count("| differences |") == 1 and "boardlaw #15" in text
     assert "Neumann" not in ff.report_markdown(rows, title="t", papers=False)
 
 

@@ -1,0 +1,39 @@
+"""`azjax train` keeps its compiled programs in the user's cache folder and reads them back
+when the config runs again; the flag and the environment variable turn that off."""
+
+import os
+import subprocess
+import sys
+
+from conftest import subprocess_env, tiny_experiment
+
+
+def _train(tmp_path, workdir, *flags, **env):
+    experiment = tiny_experiment(tmp_path, num_iterations=1, checkpoint_every=1)
+    environment = subprocess_env(XDG_CACHE_HOME=str(tmp_path / "cache"), **env)
+    environment.pop("JAX_COMPILATION_CACHE_DIR")  # the tests' own cache: not this one
+    command = [sys.executable, "-m", "azjax.apps.cli", "train", "--config", str(experiment)]
+    command += ["--workdir", str(tmp_path / workdir), *flags]
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def _entries(tmp_path) -> set[str]:
+    folder = tmp_path / "cache" / "azjax" / "jax"
+    return set(os.listdir(folder)) if folder.is_dir() else set()
+
+
+def test_programs_are_kept_and_read_back(tmp_path):
+    _train(tmp_path, "first")
+    kept = _entries(tmp_path)
+    assert any(name.startswith("jit_learn_step") for name in kept), kept
+    assert any(name.startswith("jit_play_step") for name in kept), kept
+    _train(tmp_path, "second")  # the same programs: read back, none added
+    assert _entries(tmp_path) == kept
+
+
+def test_the_flag_and_the_environment_turn_it_off(tmp_path):
+    _train(tmp_path, "flag", "--no-compile-cache")
+    _train(tmp_path, "environment", AZJAX_COMPILATION_CACHE="0")
+    assert _entries(tmp_path) == set()
