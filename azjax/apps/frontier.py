@@ -51,6 +51,7 @@ from azjax.matches import agent as agent_lib
 from azjax.matches import arena
 from azjax.matches import mistakes as mistakes_lib
 from azjax.matches.ratings import anchors as anchors_lib
+from azjax.paths import write_atomically
 from azjax.runs import directory as runs
 from azjax.training import compute, evaluation, train
 from azjax.types import UserError
@@ -104,8 +105,10 @@ def plan(settings: dict) -> dict[str, dict]:
     """Each size's schedule: {"parameters", "iteration_flops", "points": {point: iteration}}.
 
     Point k of n = per_decade * decades + 1 is the budget times 10^((k - n + 1) /
-    per_decade); its iteration is the first whose cumulated FLOPs reach it (points that
-    fall on the same iteration of a size keep the first)."""
+    per_decade); its iteration is the first whose cumulated FLOPs reach it. A size has no
+    checkpoint at a point its first iteration overshoots by more than half a step (a large
+    network's single iteration is not a small budget), and points that fall on the same
+    iteration keep the first."""
     count = settings["per_decade"] * settings["decades"] + 1
     budgets = [
         settings["budget"] * 10 ** ((k - count + 1) / settings["per_decade"]) for k in range(count)
@@ -116,6 +119,8 @@ def plan(settings: dict) -> dict[str, dict]:
         points, seen = {}, set()
         for point, budget in enumerate(budgets):
             iteration = max(1, math.ceil(budget / per_iteration))
+            if iteration * per_iteration > budget * 10 ** (0.5 / settings["per_decade"]):
+                continue  # one iteration overshoots the point by more than half a step
             if iteration not in seen:
                 points[point] = iteration
                 seen.add(iteration)
@@ -203,6 +208,11 @@ def rate(directory: Path, settings: dict, schedule: dict) -> list[dict]:
     )
     path = directory / RATINGS
     rows = _read(path)
+    # Rows of checkpoints the schedule no longer holds (a study planned by an older azjax).
+    kept = [r for r in rows if schedule[r["size"]]["points"].get(r["point"]) == r["iteration"]]
+    if len(kept) < len(rows):
+        write_atomically(path, "".join(json.dumps(r) + "\n" for r in kept).encode())
+        rows = kept
     done = {(r["size"], r["point"], r["simulations"]) for r in rows}
     positions = None
     if settings["mistakes"]:
