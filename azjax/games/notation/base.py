@@ -58,8 +58,8 @@ class Notation:
     def parse_action(self, text: str, state: State) -> int:
         """Reads a move typed by a human in an unbatched `state`.
 
-        Accepts exactly the names `action_to_string` gives (case-insensitive, surrounding
-        blanks ignored). Games explain their notation and their illegal moves through
+        Accepts exactly the names `action_to_string` gives (ASCII case-insensitive,
+        surrounding blanks ignored). Games explain their notation and their illegal moves through
         `_notation_hint` and `_why_illegal`.
 
         Returns:
@@ -70,8 +70,10 @@ class Notation:
         """
         if bool(state.terminated):
             raise UserError("the game is over; no more moves can be played")
+        typed = text.strip()
         names = {self.action_to_string(a, state).lower(): a for a in range(self.game.num_actions)}
-        action = names.get(text.strip().lower())
+        # ASCII only: str.lower maps other characters onto letters ("\u212a", Kelvin, to "k").
+        action = names.get(typed.lower()) if typed.isascii() else None
         if action is None:
             raise UserError(f"{text.strip()!r} is not a move; {self._notation_hint(state)}")
         if not bool(state.legal_action_mask[action]):

@@ -150,7 +150,8 @@ class XiangqiNotation(Notation):
         """
         if bool(state.terminated):
             raise UserError("the game is over; no more moves can be played")
-        name = text.strip().lower()
+        name = text.strip()
+        name = name.lower() if name.isascii() else name  # "\u212a".lower() is "k"
         match = re.fullmatch(r"([a-i][0-9])-?([a-i][0-9])", name)
         if not match:
             raise UserError(
