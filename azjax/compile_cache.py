@@ -32,7 +32,9 @@ def enable(on: bool = True) -> Path | None:
     if not on or os.environ.get("AZJAX_COMPILATION_CACHE", "").lower() in OFF_VALUES:
         jax.config.update("jax_enable_compilation_cache", False)
         return None
-    folder = os.environ.get("JAX_COMPILATION_CACHE_DIR") or str(default_folder())
+    if jax.config.jax_compilation_cache_dir:  # set already (JAX_COMPILATION_CACHE_DIR, a
+        return Path(jax.config.jax_compilation_cache_dir)  # caller): left as it is
+    folder = str(default_folder())
     try:
         Path(folder).mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -4,12 +4,13 @@ per iteration and cumulated, in every `metrics.jsonl` record.
     costs = compute.measure(pipeline, variables)   # XLA's cost analysis, once per pipeline
     record.update(compute.columns(pipeline, costs, record, previous_record))
 
-The FLOPs are XLA's cost analysis of compiled programs times their calls:
+The FLOPs are XLA's cost analysis of the programs (as lowered: nothing is compiled for it)
+times their calls:
 
-- one network evaluation (`forward_flops`): the network's inference pass compiled at the
-  self-play batch, divided by the batch;
+- one network evaluation (`forward_flops`): the network's inference pass at the self-play
+  batch, divided by the batch;
 - one learner update (`update_flops`): `learner.update` (forward, backward and optimizer)
-  compiled at the learner's minibatch.
+  at the learner's minibatch.
 
 Self-play's FLOPs are its network evaluations times `forward_flops`: every search evaluates
 the root and one position per simulation, in every game slot at every ply (finished games
@@ -57,19 +58,20 @@ COUNTS = (
 
 @dataclasses.dataclass(frozen=True)
 class Costs:
-    """The unit costs of a pipeline's compiled programs (XLA's cost analysis)."""
+    """The unit costs of a pipeline's programs (XLA's cost analysis)."""
 
     forward_flops: float  # one network evaluation: one position, inference
     update_flops: float  # one learner update on a minibatch
     parameters: int  # trainable parameters of the network
 
 
-def compiled_flops(function, *args) -> float:
-    """XLA's FLOP count of `function` compiled for `args` (arrays or `ShapeDtypeStruct`s).
-
-    A loop's body counts once, whatever its trip count: time a loop's body, not the loop.
+def program_flops(function, *args) -> float:
+    """XLA's FLOP count of `function`'s program for `args` (arrays or `ShapeDtypeStruct`s):
+    its cost analysis of the program as lowered, before XLA optimizes it, so nothing is
+    compiled (or written to the compilation cache). A loop's body counts once, whatever its
+    trip count: cost a loop's body, not the loop.
     """
-    analysis = jax.jit(function).lower(*args).compile().cost_analysis()
+    analysis = jax.jit(function).lower(*args).cost_analysis()
     if isinstance(analysis, list | tuple):  # older jax: one dict per program
         analysis = analysis[0]
     return float(analysis["flops"])
@@ -79,9 +81,8 @@ _COSTS: dict = {}
 
 
 def measure(pipeline: Pipeline) -> Costs:
-    """The unit costs of `pipeline`'s network and learner, compiled once per process for each
-    pipeline (a network's forward pass and one update: about a second on a CPU, against the
-    run's own compiles).
+    """The unit costs of `pipeline`'s network and learner, measured once per process for each
+    pipeline (a network's forward pass and one update, lowered, not compiled).
 
     Args:
       pipeline: the run's pipeline (its mesh is ignored: the FLOPs of one device doing all).
@@ -95,7 +96,7 @@ def measure(pipeline: Pipeline) -> Costs:
     variables = state.train_state.variables
     game, batch = pipeline.game, pipeline.selfplay_batch_size
     obs = jax.ShapeDtypeStruct((batch, *game.observation_shape), jnp.float32)
-    forward = compiled_flops(lambda v, o: pipeline.network.apply(v, o, False)[:2], variables, obs)
+    forward = program_flops(lambda v, o: pipeline.network.apply(v, o, False)[:2], variables, obs)
     minibatch = jax.eval_shape(
         lambda s, k: sample_batch(pipeline, s.buffer, k), state, jax.random.PRNGKey(0)
     )
@@ -114,7 +115,7 @@ def measure(pipeline: Pipeline) -> Costs:
 
     costs = Costs(
         forward_flops=forward / batch,
-        update_flops=compiled_flops(update, state.train_state, minibatch),
+        update_flops=program_flops(update, state.train_state, minibatch),
         parameters=sum(int(x.size) for x in jax.tree.leaves(variables.params)),
     )
     _COSTS[key] = costs
