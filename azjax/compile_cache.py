@@ -6,6 +6,9 @@ On by default for `azjax train`, `azjax sweep` and `azjax frontier`, in `$XDG_CA
 `AZJAX_COMPILATION_CACHE=0` or `--no-compile-cache` turns it off. A multi-process CPU run
 turns it off itself (`runs.distributed.initialize`). A program read back is the program
 compiled, so results are bit for bit those of a compile.
+
+`release` drops the compiled programs a process holds, for commands that train one config
+after another in one process (the frontier's sizes, a sweep worker's trials, an ablation).
 """
 
 import os
@@ -15,6 +18,9 @@ import jax
 
 OFF_VALUES = ("0", "off", "false", "no")
 MIN_COMPILE_SECONDS = 0.5  # programs that compile faster are compiled again, not stored
+# A process training config after config drops its compiled programs past this share of its
+# memory mappings (`release`).
+RELEASE_ABOVE = 0.5
 
 
 def default_folder() -> Path:
@@ -44,3 +50,32 @@ def enable(on: bool = True) -> Path | None:
     jax.config.update("jax_compilation_cache_dir", folder)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
     return Path(folder)
+
+
+def mappings_in_use() -> float | None:
+    """The share of the memory mappings Linux allows a process (`vm.max_map_count`) that
+    this process holds; None where the system does not tell."""
+    try:
+        limit = int(Path("/proc/sys/vm/max_map_count").read_text())
+        with open("/proc/self/maps", "rb") as maps:
+            used = sum(1 for _ in maps)
+    except (OSError, ValueError):
+        return None
+    return used / limit
+
+
+def release(*, above: float | None = None) -> bool:
+    """Drops every compiled program this process holds (jax's in-memory caches: a jitted
+    function compiles again on its next call, or reads the persistent cache); with `above`,
+    only once the process holds more than that share of its memory mappings. Returns whether
+    it dropped them.
+
+    On a CPU each compiled program holds about ten memory mappings of its machine code, and
+    Linux allows a process 65,530: a process that compiles config after config (a sweep
+    worker's trials, the frontier's sizes) reaches that after some thousands of programs, and
+    LLVM then stops it ("Unable to allocate section memory") or a cache write crashes.
+    """
+    if above is not None and (mappings_in_use() or 0.0) <= above:
+        return False
+    jax.clear_caches()
+    return True

@@ -33,8 +33,19 @@ sys.dont_write_bytecode = False
 
 import jax  # noqa: E402  (after the settings above)
 
+from azjax import compile_cache  # noqa: E402
 from azjax.apps import console  # noqa: E402
 from azjax.config import base_config  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """After each test module, a worker holding half the memory mappings Linux allows a
+    process drops its compiled programs (`compile_cache.release`): a worker compiles
+    thousands of programs in a run of the suite, and past 65,530 mappings the persistent
+    cache's write of the next one crashed it (CI, twice)."""
+    yield
+    compile_cache.release(above=compile_cache.RELEASE_ABOVE)
 
 
 def optimized_jit(fun, **kwargs):

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import jax
 
+from azjax import compile_cache
 from azjax.apps.ablation_args import ALL_OFF, VARIANTS
 from azjax.config import apply_overrides, build, load_config, parse_opponent_spec
 from azjax.matches import agent as agent_lib
@@ -138,6 +139,7 @@ def run_ablation(
         with results_path.open("a") as file:
             file.write(json.dumps(row) + "\n")
         print(f"[{name}] {summary.format()}", flush=True)
+        compile_cache.release(above=compile_cache.RELEASE_ABOVE)
     return _read(results_path)
 
 

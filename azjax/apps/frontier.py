@@ -176,6 +176,7 @@ def train_sizes(
             config.train.keep_checkpoints = len(points) + 22
             print(f"[{size}] point {point}: training to iteration {iteration}", flush=True)
             train.train(config, workdir, progress="none", quiet=True)
+        compile_cache.release()  # the next size compiles programs of its own
 
 
 def _checkpoints(workdir: Path) -> list[int]:
@@ -253,6 +254,8 @@ def rate(directory: Path, settings: dict, schedule: dict) -> list[dict]:
                 with path.open("a") as file:
                     file.write(json.dumps(row) + "\n")
                 rows.append(row)
+        _MATCHES.clear()  # the next size's matches are programs of their own
+        compile_cache.release()
     return rows
 
 

@@ -35,7 +35,6 @@ and the JSON items and directory moves from process 0).
 
 import contextlib
 import logging
-import os
 import shutil
 import time
 from pathlib import Path
@@ -55,6 +54,7 @@ from azjax.faults import (
 )
 from azjax.paths import FolderWatch, is_local, workdir_path
 from azjax.runs import checkpoint_restore, distributed
+from azjax.runs.generations import check_generations, no_generations
 from azjax.runs.orbax_writes import stop_failed_writes
 from azjax.types import RunError, StorageLost, UserError
 
@@ -121,6 +121,8 @@ class Checkpointer:
         self._abandoned = False  # storage stopped answering: orbax's manager is left behind
         self._settings = (max_to_keep, save_interval_steps, asynchronous, barrier_prefix, clean_up)
         silence_orbax()
+        if not is_local(self.workdir):
+            check_generations(self.directory)
         try:
             self._manager = self._make_manager()
         except OSError as error:
@@ -283,13 +285,7 @@ class Checkpointer:
             ) from None
         if lacks_generations(error):  # an emulator that is not quite Cloud Storage
             self._pending = None
-            server = os.environ.get("STORAGE_EMULATOR_HOST", "the storage server")
-            raise UserError(
-                f"{server} sends no object generations (Cloud Storage's x-goog-generation "
-                f"header), which orbax's checkpoints in {self.directory} need; a plain "
-                "gcp-storage-emulator leaves them out: serve the bucket with `python -m "
-                "azjax.apps.gcs_emulator start ...` (the gcs-emulator extra) instead"
-            ) from None
+            raise no_generations(self.directory) from None
         if is_unreachable(error):  # the bucket stopped answering: keep what it holds
             self._pending, self._abandoned = None, True
             raise StorageLost(

@@ -5,7 +5,12 @@ import os
 import subprocess
 import sys
 
+import jax
+import jax.numpy as jnp
+import pytest
 from conftest import subprocess_env, tiny_experiment
+
+from azjax import compile_cache
 
 
 def _train(tmp_path, workdir, *flags, **env):
@@ -37,3 +42,22 @@ def test_the_flag_and_the_environment_turn_it_off(tmp_path):
     _train(tmp_path, "flag", "--no-compile-cache")
     _train(tmp_path, "environment", AZJAX_COMPILATION_CACHE="0")
     assert _entries(tmp_path) == set()
+
+
+def test_release_drops_compiled_programs_and_their_memory_mappings():
+    """`compile_cache.release` frees the machine code of every compiled program (about ten
+    memory mappings each on a CPU); with `above`, only once the process holds that share of
+    the mappings Linux allows. A released function compiles again and gives the same result."""
+    used = compile_cache.mappings_in_use()
+    if used is None:
+        pytest.skip("no /proc/self/maps here: the mappings cannot be counted")
+    functions = [jax.jit(lambda x, i=i: jnp.cumsum(x * i) @ x) for i in range(40)]
+    before = [f(jnp.arange(8.0)) for f in functions]
+    held = compile_cache.mappings_in_use()
+    assert held > used
+    assert not compile_cache.release(above=held + 0.01)  # below the threshold: kept
+    assert compile_cache.mappings_in_use() >= held - 1e-4
+    assert compile_cache.release()
+    limit = int(open("/proc/sys/vm/max_map_count").read())
+    assert (held - compile_cache.mappings_in_use()) * limit > 40  # freed: several per program
+    assert all(bool(f(jnp.arange(8.0)) == b) for f, b in zip(functions, before, strict=True))

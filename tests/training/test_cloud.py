@@ -315,18 +315,18 @@ def test_a_bucket_that_stops_answering_mid_save_loses_nothing(tmp_path):
 
 
 def test_a_plain_emulator_is_refused_in_one_line(tmp_path):
-    """`gcp-storage-emulator` as PyPI ships it, which omits the generation headers: the first
-    save that updates orbax's manifest stops the run with one line naming the server and the
-    launcher that adds them (status 2), and nothing follows it. Whether a save updates the
-    manifest (reads it back) depends on how tensorstore batches its writes: on a loaded
-    machine 1 run of 3 saves in about 20 finished without one, so the run has 10 saves."""
+    """`gcp-storage-emulator` as PyPI ships it, which omits the generation headers: the run is
+    refused before it trains, with one line naming the server and the launcher that adds them
+    (status 2), and nothing follows it. (Whether a save reads orbax's manifest back by
+    generation depends on how tensorstore batches its writes: a loaded machine once finished
+    10 saves without one, so the refusal cannot wait for a save.)"""
     plain = require_program("gcp-storage-emulator", install="pip install -e '.[test]'")
     port = free_port()
     argv = [plain, "start", "--host", "127.0.0.1", "--port", str(port),
             "--default-bucket", BUCKET, "--quiet"]  # fmt: skip
     server = _serve(argv, tmp_path, port)
     try:
-        experiment = tiny_experiment(tmp_path, num_iterations=10, checkpoint_every=1)
+        experiment = tiny_experiment(tmp_path, num_iterations=2, checkpoint_every=1)
         run = f"gs://{BUCKET}/plain"
         argv = ["train", "--config", str(experiment), *OVERRIDES, "--workdir", run]
         refused = _run(argv, _env(f"http://127.0.0.1:{port}"), check=False)

@@ -11,6 +11,7 @@ ends; a follower (`follow`) trains what it is sent until then.
 import dataclasses
 import json
 
+from azjax import compile_cache
 from azjax import config as config_lib
 from azjax.runs import distributed
 from azjax.training import pbt as pbt_lib
@@ -55,6 +56,7 @@ def follow(*, progress: str = "none") -> None:
             pbt = pbt_lib.PBT(
                 **{k: tuple(v) if isinstance(v, list) else v for k, v in message["pbt"].items()}
             )
+        compile_cache.release(above=compile_cache.RELEASE_ABOVE)  # the last trials' programs
         try:
             if len(configs) == 1:
                 train.train(configs[0], message["workdirs"][0], progress=progress)

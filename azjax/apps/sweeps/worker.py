@@ -22,8 +22,8 @@ import ml_collections
 import optuna
 from optuna.trial import TrialState
 
+from azjax import compile_cache, interrupt
 from azjax import config as config_lib
-from azjax import interrupt
 from azjax.apps.sweeps import liveness, pod
 from azjax.apps.sweeps import space as space_lib
 from azjax.apps.sweeps import storage as storage_lib
@@ -291,6 +291,7 @@ class _Worker:
                 self._finish(item)
         if not live:
             return
+        compile_cache.release(above=compile_cache.RELEASE_ABOVE)  # the last trials' programs
         pod.share([i.config for i in live], [i.directory for i in live], self.pbt)
         self._followers_waiting = False
         try:
