@@ -18,6 +18,7 @@ __all__ = [
     "is_disk_full",
     "is_lost_peer",
     "is_missing_path",
+    "is_out_of_memory",
     "is_unreachable",
     "lacks_generations",
     "quiet_unraisable",
@@ -36,6 +37,7 @@ _MISSING_WORDS = (
     "params are missing",
 )
 _FULL_WORDS = ("No space left on device", "RESOURCE_EXHAUSTED")
+_MEMORY_WORDS = ("Out of memory", "out of memory", "OUT_OF_MEMORY")
 # What tensorstore says of a server that sends no object generations (a plain emulator).
 _NO_GENERATION_WORDS = ("Malformed StorageGeneration",)
 # What tensorstore (curl), gcsfs (aiohttp) and google-cloud-storage (requests) say once their
@@ -64,12 +66,18 @@ def _chain_says(error: BaseException | None, test, words: tuple[str, ...]) -> bo
 
 
 def is_disk_full(error: BaseException) -> bool:
-    """Whether an exception (or one it wraps) says the disk or quota is full."""
-    return _chain_says(
+    """Whether an exception (or one it wraps) says the disk or quota is full (not memory:
+    XLA's "RESOURCE_EXHAUSTED: Out of memory" is `is_out_of_memory`)."""
+    return not is_out_of_memory(error) and _chain_says(
         error,
         lambda e: isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT),
         _FULL_WORDS,
     )
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether an exception (or one it wraps) says a device or the host ran out of memory."""
+    return _chain_says(error, lambda e: isinstance(e, MemoryError), _MEMORY_WORDS)
 
 
 def is_missing_path(error: BaseException) -> bool:

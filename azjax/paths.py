@@ -24,6 +24,7 @@ a zoo agent's card, a tournament's settings): whatever is wrong with one is a on
 import json
 import logging
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -89,6 +90,27 @@ def _configure_cloud(scheme: str) -> None:
     _CONFIGURED.add(scheme)
 
 
+# Cloud Storage's bucket names: 3 to 63 characters of lowercase letters, digits, dashes,
+# underscores and dots (up to 222 with dots, each dot-separated part at most 63), starting
+# and ending with a letter or digit (cloud.google.com/storage/docs/buckets#naming).
+_BUCKET = re.compile(r"[a-z0-9](?:[a-z0-9._-]{1,220})[a-z0-9]")
+
+
+def _check_bucket(bucket: str, path: str) -> None:
+    """Raises UserError for a bucket name Cloud Storage refuses (before anything runs)."""
+    parts = bucket.split(".")
+    if (
+        not _BUCKET.fullmatch(bucket)
+        or len(bucket) > (222 if len(parts) > 1 else 63)
+        or any(not 1 <= len(part) <= 63 for part in parts)
+    ):
+        raise UserError(
+            f"{path}: {bucket!r} is not a Cloud Storage bucket name (3 to 63 lowercase "
+            "letters, digits, dashes, underscores or dots, starting and ending with a letter "
+            "or digit)"
+        )
+
+
 def workdir_path(workdir):
     """A run directory (or a file in one) as a path object.
 
@@ -96,11 +118,15 @@ def workdir_path(workdir):
     `pathlib.Path` exactly as given (a relative one stays relative).
 
     Raises:
+      UserError: a `gs://` path whose bucket name Cloud Storage refuses.
       ModuleNotFoundError: a `gs://` path without the `gcs` extra (its message names it).
     """
     text = os.fspath(workdir) if isinstance(workdir, os.PathLike) else str(workdir)
     if "://" in text:
-        _configure_cloud(text.split("://", 1)[0])
+        scheme, _, rest = text.partition("://")
+        if scheme == "gs":
+            _check_bucket(rest.split("/", 1)[0], text)
+        _configure_cloud(scheme)
         from etils import epath  # noqa: PLC0415  (only for cloud paths)
 
         return epath.Path(text)

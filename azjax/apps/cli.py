@@ -28,11 +28,10 @@ print one line to stderr and exit with status 2. Messages go through `logging` (
 
 import sys
 
-from azjax.apps import console
+from azjax.apps import cli_errors, console
 from azjax.apps.cli_args import parser, resolve_agent, split_overrides
 from azjax.apps.cli_train import joined, train
 from azjax.extras import missing_extra
-from azjax.faults import first_line, is_lost_peer, is_unreachable
 
 
 def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
@@ -74,6 +73,7 @@ def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
         f"{args.workdir} (iteration {agent.iteration}, {agent.num_simulations} "
         f"simulations{changed}) vs {args.opponent}: {summary.format()}{forfeits}"
     )
+    _stop_if_asked()  # Ctrl-C during the games: their result, then status 130
     if args.sgf:
         name = f"azjax-{agent.iteration}"
         records = sgf.match_records(agent.game, result, name, args.opponent)
@@ -92,11 +92,21 @@ def _mistakes(args) -> int:
     mistakes.require_connect_four(agent.game, args.workdir)
     positions = mistakes.make_positions(args.positions, seed=args.seed)
     for count in args.simulations:
+        _stop_if_asked()  # Ctrl-C: after the measurement in flight (its line kept)
         record = mistakes.measure(agent, positions, count, name=args.workdir, seed=args.seed)
         print(mistakes.format_record(record), flush=True)
         if args.out:
             mistakes.append_records(args.out, [record])
     return 0
+
+
+def _stop_if_asked() -> None:
+    """Raises KeyboardInterrupt (status 130) where a signal came in since the command began
+    (`main` defers them for the commands of `DEFERRED`)."""
+    from azjax import interrupt  # noqa: PLC0415
+
+    if interrupt.requested():
+        raise KeyboardInterrupt
 
 
 def _selfplay(args) -> int:
@@ -160,14 +170,27 @@ def _plot(args) -> int:
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")  # files only: no window (the library leaves a notebook's backend)
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
     from azjax.runs.directory import load_metrics  # noqa: PLC0415
     from azjax.runs.plots import plot_run  # noqa: PLC0415
+    from azjax.types import UserError  # noqa: PLC0415
 
     metrics = load_metrics(args.workdir)  # a one-line error when there are none
     source = Path(args.workdir)
     default = source / "learning.png" if source.is_dir() else source.with_suffix(".png")
     out = args.out or str(default)
-    plot_run(metrics, out, title=source.name, x=args.x, num_games=args.eval_games)
+    formats = Figure().canvas.get_supported_filetypes()
+    kind = Path(out).suffix.lstrip(".").lower()
+    if kind not in formats:
+        raise UserError(
+            f"cannot write {out}: {f'.{kind}' if kind else 'no extension'} is not an image "
+            f"format (name one of {', '.join(sorted(formats))})"
+        )
+    try:
+        plot_run(metrics, out, title=source.name, x=args.x, num_games=args.eval_games)
+    except OSError as error:
+        raise UserError(f"cannot write {out}: {error.strerror or error}") from None
     print(f"wrote {out}")
     return 0
 
@@ -292,6 +315,7 @@ COMMANDS = {
 
 
 TAKE_OVERRIDES = ("train", "sweep", "ablation", "frontier")  # --config.KEY=VALUE
+DEFERRED = [[name] for name in ("train", "sweep", "tournament", "frontier", "mistakes", "evaluate")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,13 +326,10 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     console.show()
-    # `train`, `sweep`, `tournament` and `frontier` defer Ctrl-C and SIGTERM from the start, imports
-    # included, to the loop's checks.
-    deferred = (
-        interrupt.deferred()
-        if argv[:1] in (["train"], ["sweep"], ["tournament"], ["frontier"])
-        else contextlib.nullcontext()
-    )
+    # The long commands defer Ctrl-C and SIGTERM from the start, imports included, to their
+    # loops' checks: a signal never lands inside jax's or a solver's code (`mistakes` then
+    # segfaulted in 8 tries of 13).
+    deferred = interrupt.deferred() if argv[:1] in DEFERRED else contextlib.nullcontext()
     try:
         with deferred:
             return _main(argv)
@@ -384,19 +405,14 @@ def _main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as error:
-        if not (is_unreachable(error) or is_lost_peer(error)):  # a bug: its traceback
-            raise
-        # A server stopped answering outside a checkpoint save: the bucket (metrics,
-        # TensorBoard) or, in a multi-host run, another process (a collective between them
-        # failed) or the coordination service (DEADLINE_EXCEEDED).
-        lost = "another process of this run" if is_lost_peer(error) else "a server"
-        print(
-            f"azjax: error: lost the connection to {lost} (storage or another host: "
-            f"{first_line(error)}); what was saved is kept: run the same command again "
-            "(on every host) to resume",
-            file=sys.stderr,
-        )
-        console.abandon(1)
+        said = cli_errors.one_line(error)
+        if said is not None:  # a user's or the machine's limit, not a bug
+            line, status, at_once = said
+            print(f"azjax: error: {line}", file=sys.stderr)
+            if at_once:
+                console.abandon(status)
+            return status
+        raise
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ stops with "Malformed StorageGeneration". Everything else is the emulator's own:
 arguments, its bucket on disk.
 
     pip install 'azjax[gcs-emulator]'
-    python -m azjax.apps.gcs_emulator start --host 127.0.0.1 --port 9023 --default-bucket b
-    STORAGE_EMULATOR_HOST=http://127.0.0.1:9023 azjax train ... --workdir gs://b/run
+    python -m azjax.apps.gcs_emulator start --host 127.0.0.1 --port 9023 --default-bucket runs
+    STORAGE_EMULATOR_HOST=http://127.0.0.1:9023 azjax train ... --workdir gs://runs/c4
 """
 
 import sys

@@ -91,7 +91,7 @@ KEYS: dict[str, Key] = {
     "learner.updates_per_iteration": K(8, "updates after each iteration's self-play", 1),
     "learner.optimizer": K("adam", "adam, or sgd with momentum", choices=("adam", "sgd")),
     "learner.learning_rate": K(
-        1e-3, "the (peak) learning rate", 0.0, low_open=True, change="tunable"
+        1e-3, "the (peak) learning rate", 0.0, 10.0, low_open=True, change="tunable"
     ),
     "learner.momentum": K(0.9, "SGD's momentum", 0.0, 1.0),
     "learner.schedule": K(

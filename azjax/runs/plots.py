@@ -30,7 +30,7 @@ def _axis(x: str, metrics=None) -> tuple[str, str]:
     column, label = _AXES[x]
     if metrics is not None and column not in metrics:
         raise UserError(
-            f"the metrics have no {column} (written before runs counted it); use --x minutes"
+            f"the metrics have no {column} (written before runs counted it); use --x iteration"
         )
     return column, label
 

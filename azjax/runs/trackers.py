@@ -20,9 +20,11 @@ Every tracker gets each record once, from the iteration after the one a run resu
 W&B steps only increase, MLflow keeps both values of a step).
 """
 
+import contextlib
 import json
 import logging
 import math
+import os
 import re
 import shutil
 import tempfile
@@ -35,12 +37,14 @@ from azjax import config as config_lib
 from azjax import extras
 from azjax.config import build
 from azjax.config.schema import LOGGERS
+from azjax.faults import first_line
 from azjax.paths import copy_tree, is_local, read_json, workdir_path
 from azjax.types import UserError
 
 __all__ = ["LOGGERS", "Profiler", "open_trackers", "require_extras"]
 
 IDS_FILE = "trackers.json"  # the W&B and MLflow run ids of a run, for resuming
+TRACKER_TIMEOUT_S = 30  # how long W&B and MLflow may take to answer at a run's start
 
 
 def _scalars(record: dict) -> dict[str, float]:
@@ -124,17 +128,25 @@ class Wandb:
 
         local = workdir_path(workdir)
         directory = str(local) if is_local(local) else tempfile.mkdtemp(prefix="azjax-wandb-")
-        self.run = wandb.init(
-            project=build.make_run_settings(config).trackers.wandb_project,
-            name=local.name,
-            id=run_id,
-            resume="allow",
-            # A population opens one W&B run per member in one process.
-            reinit="create_new",
-            allow_val_change=True,  # a resumed run may change train.num_iterations
-            dir=directory,
-            config=_flat_config(config),
-        )
+        try:
+            self.run = wandb.init(
+                project=build.make_run_settings(config).trackers.wandb_project,
+                name=local.name,
+                id=run_id,
+                resume="allow",
+                # A population opens one W&B run per member in one process.
+                reinit="create_new",
+                allow_val_change=True,  # a resumed run may change train.num_iterations
+                dir=directory,
+                config=_flat_config(config),
+                settings=wandb.Settings(init_timeout=TRACKER_TIMEOUT_S),
+            )
+        except wandb.Error as error:  # no login, no answer within the timeout
+            raise UserError(
+                f"train.loggers 'wandb' could not start a W&B run ({first_line(error)}): log "
+                "in with `wandb login` or WANDB_API_KEY, or set WANDB_MODE=offline to keep it "
+                "in the workdir"
+            ) from None
         self.id = self.run.id
 
     def log(self, record: dict) -> None:
@@ -160,9 +172,19 @@ class Mlflow:
         uri = settings.mlflow_uri or f"sqlite:///{local.absolute() / 'mlflow.db'}"
         for name in ("mlflow", "alembic"):  # "Creating initial MLflow database tables..."
             logging.getLogger(name).setLevel(logging.WARNING)
-        self.client = MlflowClient(tracking_uri=uri)
+        # The store answers first, within TRACKER_TIMEOUT_S and no retry (MLflow's own
+        # retries took 252 s to give up on a server that is not there).
+        try:
+            with _mlflow_bounded():
+                self.client = MlflowClient(tracking_uri=uri)
+                experiment = self.client.get_experiment_by_name(settings.experiment)
+        except Exception as error:
+            raise UserError(
+                f"train.loggers 'mlflow' cannot use the tracking store {uri} "
+                f"({first_line(error)}): fix train.mlflow_uri, or leave it empty for "
+                "WORKDIR/mlflow.db"
+            ) from None
         if run_id is None:
-            experiment = self.client.get_experiment_by_name(settings.experiment)
             experiment_id = (
                 experiment.experiment_id
                 if experiment
@@ -188,6 +210,24 @@ class Mlflow:
 
     def close(self) -> None:
         self.client.set_terminated(self.id)
+
+
+@contextlib.contextmanager
+def _mlflow_bounded():
+    """MLflow's HTTP requests within TRACKER_TIMEOUT_S and no retry, for the block (its
+    settings are read at each request)."""
+    bounds = {"MLFLOW_HTTP_REQUEST_TIMEOUT": str(TRACKER_TIMEOUT_S),
+              "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0"}  # fmt: skip
+    saved = {name: os.environ.get(name) for name in bounds}
+    os.environ.update(bounds)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def mlflow_key(key: str) -> str:

@@ -35,7 +35,7 @@ from azjax.faults import is_disk_full
 from azjax.runs import distributed
 from azjax.runs.metrics import Progress, iteration_record
 from azjax.runs.trackers import Profiler
-from azjax.training import compute
+from azjax.training import compute, memory_check
 from azjax.training.compiled import iterate
 from azjax.training.evaluation import evaluation_for
 from azjax.training.members import Member, Single, Stacked
@@ -129,9 +129,9 @@ class HostLoop:
 
     def restore(self) -> TrainerState:
         """The state, each member from its checkpoint; the members' metrics writers."""
-        fresh = self.run.init(
-            self.axis.join([jax.random.PRNGKey(m.settings.seed) for m in self.members])
-        )
+        keys = self.axis.join([jax.random.PRNGKey(m.settings.seed) for m in self.members])
+        memory_check.check_state(self.run.init, keys)  # before XLA allocates it
+        fresh = self.run.init(keys)
         states = []
         for index, member in enumerate(self.members):
             like, restored = member.restore(

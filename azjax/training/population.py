@@ -19,6 +19,7 @@ the callback stopped, stays frozen (masked out of the update) while the others g
 With `pbt` (`azjax.training.pbt.PBT`) the members exploit and explore every `pbt.every` iterations.
 """
 
+import contextlib
 import functools
 import logging
 from collections.abc import Callable, Sequence
@@ -37,7 +38,7 @@ from azjax.config import build
 from azjax.config.build import Pipeline
 from azjax.core.steps import TrainerState, init_state, learn_step, play_step
 from azjax.paths import bound_cloud_writes, workdir_path
-from azjax.runs import checkpoint, distributed
+from azjax.runs import checkpoint, distributed, lock
 from azjax.runs.directory import prepare_workdir
 from azjax.runs.metrics import progress_line
 from azjax.training import compiled
@@ -214,10 +215,13 @@ def train_population(
             print(f"[{members[index].workdir.name}] " + progress_line(record), flush=True)
         return callback is not None and callback(index, record)
 
-    with interrupt.deferred():
+    with interrupt.deferred(), contextlib.ExitStack() as held:
         bound_cloud_writes(build.make_run_settings(configs[0]).storage_timeout_s)
         for config, workdir in zip(configs, workdirs, strict=True):
             distributed.check_same_run(config, workdir)
+            # Checked first (nothing is made for a refused run), then again under the lock.
+            prepare_workdir(config, workdir, allow_config_change=False, write=False)
+            held.enter_context(lock.hold(workdir, primary=primary))
             prepare_workdir(config, workdir, allow_config_change=False, write=primary)
         run = compile_population(configs[0], len(configs), mesh)
         single = compiled.compile_run(configs[0], mesh)

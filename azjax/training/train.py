@@ -6,6 +6,7 @@ once per process and config. The host loop (`host_loop`, the one populations run
 times, logs, gates (`gating`), evaluates, checkpoints, and stops cleanly on a signal.
 """
 
+import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ from azjax import interrupt
 from azjax.config import build
 from azjax.core.steps import TrainerState
 from azjax.paths import bound_cloud_writes, workdir_path
-from azjax.runs import checkpoint, distributed
+from azjax.runs import checkpoint, distributed, lock
 from azjax.runs.directory import prepare_workdir
 from azjax.training import gating
 from azjax.training.compiled import compile_run
@@ -64,8 +65,9 @@ def train(
         `train` returns normally (early stopping from a notebook).
 
     Raises:
-      UserError: a bad workdir, a config that differs from the saved one, an unreadable run,
-        processes given different configs or workdirs.
+      UserError: a bad workdir, one another run trains in (`runs.lock`), a config that
+        differs from the saved one, an unreadable run, processes given different configs or
+        workdirs.
       RunError: the disk is full (the last good checkpoint is named).
       KeyboardInterrupt: after saving, on a signal.
     """
@@ -74,7 +76,7 @@ def train(
     primary = distributed.is_primary()  # the process that prints and writes the run's files
     log = (lambda *_: None) if quiet or not primary else _log.info
     workdir = workdir_path(workdir)
-    with interrupt.deferred():
+    with interrupt.deferred(), contextlib.ExitStack() as held:
         distributed.check_same_run(config, workdir)
         settings = build.make_run_settings(config)
         gated = settings.gating is not None
@@ -83,6 +85,9 @@ def train(
         # The run's files on cloud storage within its budget; its checkpoints' arrays, in
         # tensorstore, through the Checkpointer's own.
         bound_cloud_writes(settings.storage_timeout_s)
+        # Checked first (nothing is made for a refused run), then again under the lock.
+        prepare_workdir(config, workdir, allow_config_change=allow_config_change, write=False)
+        held.enter_context(lock.hold(workdir, primary=primary))
         prepare_workdir(config, workdir, allow_config_change=allow_config_change, write=primary)
         run = compile_run(config, mesh)
         gate = None

@@ -77,7 +77,7 @@ def test_parse_batch_sizes():
     assert harness.parse_batch_sizes("1,64,1024", quick=False) == [1, 64, 1024]
     assert harness.parse_batch_sizes("1,64,1024", quick=True) == [1, 64]
     assert harness.parse_batch_sizes("256", quick=True) == [256]
-    for text in ("", "1,x", "0,4"):
+    for text in ("", "1,x", "0,4", "99999999999", f"1,{harness.MAX_BATCH + 1}"):
         with pytest.raises(UserError):
             harness.parse_batch_sizes(text, quick=False)
 

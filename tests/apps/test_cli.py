@@ -488,3 +488,55 @@ def test_the_parser_loads_no_jax():
         [sys.executable, "-c", script], capture_output=True, text=True, env=subprocess_env()
     )
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("platform", ["cuda", "tpu"])
+def test_a_platform_jax_cannot_start_is_one_line(tmp_path, platform):
+    """`JAX_PLATFORMS` naming a platform this machine lacks: one line and status 2 (jax
+    raised a bare AssertionError for cuda), nothing written."""
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "azjax.apps.cli", "train", "--config", "tic_tac_toe"]
+    result = subprocess.run([*command, "--workdir", str(run)], capture_output=True, text=True,
+                            env=subprocess_env(JAX_PLATFORMS=platform))  # fmt: skip
+    said = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(said) == 1, result.stderr
+    assert said[0].startswith(f"azjax: error: JAX_PLATFORMS={platform}: jax cannot start"), said
+    assert not run.exists()
+
+
+LONG = "a" * 300  # a name over the 255 bytes file systems take
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "--config", "tic_tac_toe", "--workdir", f"TMP/{LONG}"],
+        [
+            "tournament",
+            "--dir",
+            f"TMP/{LONG}",
+            "--game",
+            "tic_tac_toe",
+            "--players",
+            "random",
+            "mcts:2",
+            "--games",
+            "2",
+        ],  # fmt: skip
+        [
+            "frontier",
+            "--config",
+            "tic_tac_toe",
+            "--dir",
+            f"TMP/{LONG}",
+            "--sizes",
+            "2x1",
+            "--budget",
+            "1e9",
+        ],  # fmt: skip
+        ["ablation", "--config", "tic_tac_toe", "--workdir", f"TMP/{LONG}"],
+    ],
+)
+def test_a_name_too_long_for_the_file_system_is_one_line(capsys, tmp_path, argv):
+    argv = [a.replace("TMP", str(tmp_path)) for a in argv]
+    assert_user_error(capsys, argv, f"{tmp_path}/{LONG}", "a name in this path is longer")

@@ -328,6 +328,22 @@ def test_the_host_header_must_name_this_server(served):
     assert status_line.startswith(b"HTTP/1.1 400") and b"no Host header" in data
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GARBAGE\r\n\r\n",
+        "GET /\u00e9 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode(),  # a raw non-ASCII path
+        b"GET / HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n",  # a header without its colon
+    ],
+)
+def test_a_malformed_request_head_gets_a_400(served, head):
+    """As stock uvicorn answers: every request gets an answer (these got none)."""
+    client = Client(served("tic_tac_toe"))
+    status_line, _ = _raw_exchange(client, head)
+    assert status_line.startswith(b"HTTP/1.1 400"), status_line
+    assert client.ok("GET", "/api/info")
+
+
 def test_requests_that_change_state_must_come_from_this_page(served):
     client = Client(served("tic_tac_toe"))
     here = f"http://127.0.0.1:{client.port}"

@@ -178,6 +178,9 @@ def test_killed_tournament_resumes_without_losing_or_repeating_games(ttt_run, tm
         assert b"Traceback" not in err, err.decode()
         kept = len(GameLog(directory).games)
         assert kept >= start + 6 and set(pair_counts(directory).values()) <= set(range(9))
+        if stop == signal.SIGINT:  # the first Ctrl-C stops after the batch in play
+            assert process.returncode == 130, err.decode()
+            assert kept < 80
     result = subprocess.run(command, env=subprocess_env(), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     counts = pair_counts(directory)
@@ -319,6 +322,18 @@ def test_a_bad_player_spec_writes_nothing(tmp_path, capsys, spec):
     err = one_line_error(capsys, argv)
     assert "bad player" in err or "not a run directory" in err, err
     assert not directory.exists()  # the folder is not spoilt: the next run starts afresh
+
+
+def test_a_run_of_another_game_is_refused_before_anything_is_written(ttt_run, tmp_path, capsys):
+    """A tournament refused for mixing games leaves no settings behind: the folder still
+    takes a tournament of one game."""
+    other = untrained_run(tmp_path / "c4", tiny_config("connect_four"))
+    directory = tmp_path / "t"
+    argv = ["tournament", "--dir", directory, "--games", "2", "--batch", "2", "--players"]
+    err = one_line_error(capsys, [*argv, f"{ttt_run}@0", f"{other}@0", "random"])
+    assert f"player {other}@0 plays" in err and "but this tournament plays" in err, err
+    assert not (directory / "tournament.json").exists()
+    assert cli.main([str(a) for a in [*argv, f"{ttt_run}@0", "random"]]) == 0
 
 
 def test_a_bad_directory_is_one_line(tmp_path, capsys, monkeypatch):

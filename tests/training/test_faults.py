@@ -35,6 +35,11 @@ def test_a_full_disk_and_a_bug_are_told_apart():
     assert faults.is_disk_full(full) and not faults.is_missing_path(full)
     bug = ValueError("Save failed: shapes do not match")
     assert not faults.is_missing_path(bug) and not faults.is_disk_full(bug)
+    # XLA's out of memory says RESOURCE_EXHAUSTED too, as tensorstore's full disk does.
+    memory = RuntimeError("RESOURCE_EXHAUSTED: Out of memory allocating 4199999999958 bytes.")
+    assert faults.is_out_of_memory(memory) and not faults.is_disk_full(memory)
+    assert faults.is_out_of_memory(MemoryError()) and not faults.is_out_of_memory(full)
+    assert faults.is_disk_full(ValueError("RESOURCE_EXHAUSTED: Failed to write: No space left"))
     assert faults.first_line(ValueError("one\ntwo")) == "one"
     assert faults.first_line(KeyError()) == "KeyError"
 

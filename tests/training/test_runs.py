@@ -134,3 +134,29 @@ def test_plot_command(stopped_run, tmp_path, capsys):
     assert out.stat().st_size > 0 and f"wrote {out}" in capsys.readouterr().out
     assert cli.main(["plot", "--workdir", str(tmp_path / "none")]) == 2
     assert "no metrics" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "out, said",
+    [
+        ("curve.xyz", ".xyz is not an image format (name one of "),
+        ("curve", "no extension is not an image format"),
+        ("missing/curve.png", "No such file or directory"),
+        ("a" * 300 + ".png", "File name too long"),
+    ],
+)
+def test_plot_refuses_an_output_it_cannot_write_in_one_line(
+    stopped_run, tmp_path, capsys, out, said
+):
+    workdir, _ = stopped_run
+    argv = ["plot", "--workdir", str(workdir), "--out", str(tmp_path / out)]
+    assert cli.main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"azjax: error: cannot write {tmp_path / out}: ") and said in line
+
+
+def test_plot_of_metrics_without_times_names_the_axis_that_works(tmp_path, capsys):
+    (tmp_path / "metrics.jsonl").write_text(json.dumps({"iteration": 1, "loss": 1.0}) + "\n")
+    assert cli.main(["plot", "--workdir", str(tmp_path), "--out", str(tmp_path / "a.png")]) == 2
+    assert "use --x iteration" in capsys.readouterr().err
+    assert cli.main(["plot", "--workdir", str(tmp_path), "--x", "iteration"]) == 0

@@ -15,8 +15,9 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from conftest import free_port, tiny_config
+from conftest import free_port, subprocess_env, tiny_config
 
+from azjax.runs import trackers
 from azjax.runs.metrics import read_metrics
 from azjax.runs.trackers import TensorBoard, mlflow_key
 from azjax.training import train as train_lib
@@ -185,6 +186,46 @@ def test_mlflow_local_store_holds_the_records_and_a_resume_logs_on(tmp_path):
     }
     assert set(logged) == set(expected)
     assert all(abs(logged[k] - expected[k]) <= FLOAT * max(1, abs(expected[k])) for k in logged)
+
+
+def _refused(argv: list[str], env: dict) -> str:
+    """`azjax train ARGV` in a child process: its one error line (status 2)."""
+    result = subprocess.run([sys.executable, "-m", "azjax.apps.cli", "train", *argv], env=env,
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL)  # fmt: skip
+    said = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(said) == 1, result.stderr
+    return said[0]
+
+
+def _tracked(tmp_path, logger: str) -> list[str]:
+    return ["--config", "tic_tac_toe", "--workdir", str(tmp_path / "run"),
+            "--config.train.num_iterations=1", "--config.eval.every=0",
+            f"--config.train.loggers=('{logger}',)"]  # fmt: skip
+
+
+def test_wandb_without_a_login_is_one_line_before_the_first_iteration(tmp_path):
+    require_module("wandb")
+    env = subprocess_env(HOME=str(tmp_path), WANDB_CONFIG_DIR=str(tmp_path / "wandb"))
+    for name in ("WANDB_API_KEY", "WANDB_MODE", "WANDB_SILENT"):
+        env.pop(name, None)
+    line = _refused(_tracked(tmp_path, "wandb"), env)
+    assert line.startswith("azjax: error: train.loggers 'wandb' could not start a W&B run")
+    assert "wandb login" in line and "WANDB_MODE=offline" in line
+
+
+@pytest.mark.parametrize("uri", ["file:///proc/no-store", "http://127.0.0.1:PORT"])
+def test_an_mlflow_store_it_cannot_use_is_one_line_within_seconds(tmp_path, uri):
+    """A `file:` store (MLflow refuses it now) or a server that is not there (MLflow's own
+    retries gave up after 252 s): one line, within the tracker timeout."""
+    require_module("mlflow")
+    uri = uri.replace("PORT", str(free_port()))
+    start = time.monotonic()
+    line = _refused([*_tracked(tmp_path, "mlflow"), f"--config.train.mlflow_uri={uri}"],
+                    subprocess_env())  # fmt: skip
+    assert line.startswith(f"azjax: error: train.loggers 'mlflow' cannot use the tracking "
+                           f"store {uri} (")  # fmt: skip
+    # Not a speed claim: MLflow's own retries take 252 s; bounded, the line comes in seconds.
+    assert time.monotonic() - start < 200, trackers.TRACKER_TIMEOUT_S
 
 
 def _get_json(url: str, timeout: float = 60):

@@ -20,7 +20,7 @@ from azjax.apps import cli
 from azjax.config import build, schema
 from azjax.matches.agent import load_agent
 from azjax.runs.directory import load_run_config
-from azjax.training import evaluation
+from azjax.training import compiled, evaluation, memory_check
 from azjax.training import train as train_lib
 from azjax.types import UserError
 
@@ -47,7 +47,8 @@ def assert_one_line_error(capsys, argv, *fragments, status=2):
         ("search.num_simulations=0", "'search.num_simulations'"),
         ("search.dirichlet_fraction=1.5", "'search.dirichlet_fraction' must be in [0.0, 1.0]"),
         ("learner.learning_rate=nan", "'learner.learning_rate' must be a finite number"),
-        ("learner.learning_rate=0", "'learner.learning_rate' must be in (0.0, inf)"),
+        ("learner.learning_rate=0", "'learner.learning_rate' must be in (0.0, 10.0]"),
+        ("learner.learning_rate=1e38", "'learner.learning_rate' must be in (0.0, 10.0]"),
         ("learner.momentum=1.5", "'learner.momentum'"),
         ("eval.num_games=3", "'eval.num_games' must be even"),
         ("replay.min_size=100000", "'replay.min_size'"),
@@ -68,6 +69,30 @@ def test_bad_config_values(capsys, tmp_path, override, fragment):
     workdir = tmp_path / "run"
     assert_one_line_error(capsys, ["train", "--workdir", workdir, f"--config.{override}"], fragment)
     assert not workdir.exists()
+
+
+def test_a_replay_too_big_for_memory_is_refused_before_it_is_allocated(capsys, tmp_path):
+    """The replay of 2e9 positions (XLA's allocation of it waited at 0% CPU for good, deaf
+    to signals): one line naming the state's size and the free memory, in seconds."""
+    run = tmp_path / "run"
+    argv = ["train", "--config", "tic_tac_toe", "--workdir", run, "--config.eval.every=0",
+            "--config.train.num_iterations=1", "--config.replay.capacity=2000000000"]  # fmt: skip
+    line = assert_one_line_error(capsys, argv, "the run's state needs", "lower replay.capacity")
+    needed, free = (float(x) for x in re.findall(r"([\d.]+) GiB", line)[::2])
+    assert needed > free > 0, line
+
+
+def test_the_memory_check_counts_the_devices_share(monkeypatch):
+    """A state that fits in the memory it is given passes; half that memory refuses it."""
+    run = compiled.compile_run(tiny_config(), compiled.make_mesh(1))
+    key = jax.random.PRNGKey(0)
+    state = jax.eval_shape(run.init, key)
+    size = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(state))
+    monkeypatch.setattr(memory_check, "host_available", lambda: size)
+    memory_check.check_state(run.init, key)
+    monkeypatch.setattr(memory_check, "host_available", lambda: size // 2)
+    with pytest.raises(UserError, match="the run's state needs"):
+        memory_check.check_state(run.init, key)
 
 
 def test_game_rule_options_from_the_command_line():

@@ -98,6 +98,9 @@ def shrink(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     return config
 
 
+MAX_BATCH = 1 << 20  # games at once: past what a device holds of any game's states
+
+
 def parse_batch_sizes(text: str, *, quick: bool) -> list[int]:
     """Reads "1,64,1024"; --quick keeps the sizes up to QUICK_MAX_BATCH (at least one)."""
     try:
@@ -106,6 +109,8 @@ def parse_batch_sizes(text: str, *, quick: bool) -> list[int]:
         raise UserError(f"--batch-sizes must be comma-separated integers, got {text!r}") from None
     if not sizes or min(sizes) <= 0:
         raise UserError(f"--batch-sizes must be positive integers, got {text!r}")
+    if max(sizes) > MAX_BATCH:
+        raise UserError(f"--batch-sizes must be at most {MAX_BATCH:,} games, got {max(sizes):,}")
     if quick:
         sizes = [size for size in sizes if size <= QUICK_MAX_BATCH] or [min(sizes)]
     return sizes

@@ -146,7 +146,8 @@ def _protocol(timeout: float):
             has begun, and the request's application told that the client is gone, so that
             its answer (the guard's refusal, say) is dropped instead of failing in h11 with
             an `Exception in ASGI application` traceback."""
-            if self.conn.our_state is h11.SEND_RESPONSE:
+            # IDLE: the request line itself was malformed (h11 takes a response then too).
+            if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
                 super().send_400_response(msg)
             else:
                 self.transport.close()

@@ -120,8 +120,8 @@ def _baseline_problem(spec: str) -> str | None:
 
 
 def _run_name(path: str) -> str:
-    """A run directory as players name it: normalised, a URI kept one (`gs://b/run`, which
-    `pathlib.Path` would make `gs:/b/run`)."""
+    """A run directory as players name it: normalised, a URI kept one (`gs://bucket/run`, which
+    `pathlib.Path` would make `gs:/bucket/run`)."""
     return str(workdir_path(path)).rstrip("/") or "."
 
 

@@ -14,6 +14,7 @@ spec (`gs://bucket/runs/c4@every:50`): the log, the settings and the ratings are
 written there (`tournament.log`).
 """
 
+import contextlib
 import csv
 import io
 import logging
@@ -29,9 +30,10 @@ from azjax.config import build
 from azjax.config.schema import MAX_SEED, MAX_SIMULATIONS
 from azjax.games import Game
 from azjax.matches import arena, zoo
+from azjax.matches.engines import parse_engine_spec
 from azjax.matches.ratings import Ratings, fit
 from azjax.matches.tournament.log import GameLog, read_settings, score_of, write_settings
-from azjax.matches.tournament.players import PlayerInfo, Roster, resolve
+from azjax.matches.tournament.players import PlayerInfo, Roster, check_same_game, resolve
 from azjax.paths import is_local, read_text, workdir_path, write_atomically
 from azjax.runs.directory import load_run_config
 from azjax.runs.plots import plot_ratings
@@ -47,15 +49,7 @@ def _game_of(
 ) -> dict:
     """The tournament's game as {"name", "kwargs"}: stored, else the first run's, else named."""
     stored = settings.get("game")
-    chosen = None
-    for info in infos:
-        if info.kind == "checkpoint":
-            config = (
-                zoo.read_config(info.run) if zoo.is_zoo(info.run) else load_run_config(info.run)
-            )
-            run = build.make_run_settings(config)
-            chosen = {"name": run.game, "kwargs": dict(run.game_kwargs)}
-            break
+    chosen = next((_run_game(i) for i in infos if i.kind == "checkpoint"), None)
     if chosen is None and game_name is not None:
         games.make(game_name, **(game_kwargs or {}))  # a one-line error for an unknown game
         chosen = {"name": game_name, "kwargs": dict(game_kwargs or {})}
@@ -65,6 +59,23 @@ def _game_of(
     if game_name is not None and game_name != chosen["name"]:
         raise UserError(f"this tournament plays {chosen['name']}, not {game_name}")
     return chosen
+
+
+def _run_game(info: PlayerInfo) -> dict:
+    """The game of a checkpoint player's run, as {"name", "kwargs"}."""
+    config = zoo.read_config(info.run) if zoo.is_zoo(info.run) else load_run_config(info.run)
+    run = build.make_run_settings(config)
+    return {"name": run.game, "kwargs": dict(run.game_kwargs)}
+
+
+def _check_plays(game: Game, info: PlayerInfo) -> None:
+    """Raises UserError where `info` does not play `game` (a run of another game or rules, an
+    engine that plays other games): checked before anything is written."""
+    if info.kind == "checkpoint":
+        played = _run_game(info)
+        check_same_game(game, games.make(played["name"], **played["kwargs"]), info.name)
+    elif info.kind == "engine":
+        parse_engine_spec(info.name).require_plays(game, info.name)
 
 
 def _merge_players(settings: dict, infos: list[PlayerInfo]) -> list[PlayerInfo]:
@@ -188,70 +199,76 @@ def run(
       UserError: a bad directory, spec, setting or damaged file; an engine of the settings
         that would run without `specs` naming it (one line; nothing written).
     """
-    if stop_on_signal:
-        with interrupt.deferred():
-            return run(
-                directory, specs, game=game, game_kwargs=game_kwargs, schedule=schedule,
-                focus=focus, games_per_pair=games_per_pair, batch_size=batch_size,
-                simulations=simulations, opening_plies=opening_plies, seed=seed,
-                timeout=timeout, anchor=anchor, quiet=quiet, trust_engines=trust_engines,
-            )  # fmt: skip
-    directory = _directory(directory)
-    if games_per_pair < 1:
-        raise UserError(f"games per pair must be at least 1, got {games_per_pair}")
-    if simulations is not None and not 1 <= simulations <= MAX_SIMULATIONS:
-        raise UserError(f"simulations must be between 1 and {MAX_SIMULATIONS}, got {simulations}")
-    if not 0 <= seed <= MAX_SEED:
-        raise UserError(f"the seed must be between 0 and {MAX_SEED}, got {seed}")
-    settings = read_settings(directory)
-    given = [info for spec in (specs or []) for info in resolve(spec, simulations=simulations)]
-    infos = given or [PlayerInfo.from_json(data) for data in settings.get("players", {}).values()]
-    settings["game"] = _game_of(infos, settings, game, game_kwargs)
-    infos = _merge_players(settings, infos)
-    if anchor not in settings["players"]:
-        known = ", ".join(settings["players"])
-        raise UserError(f"the anchor {anchor!r} is not a player of this tournament ({known})")
-    the_game = games.make(settings["game"]["name"], **settings["game"]["kwargs"])
-    names = [info.name for info in infos]
-    pairs = pairings(names, schedule=schedule, focus=focus) if len(names) > 1 else []
-    by_name = {info.name: info for info in infos}
-    game_log = GameLog(directory)  # made here, after every check of the input
-    if not trust_engines:
-        _refuse_untrusted_engines(
-            [(by_name[a], by_name[b]) for a, b in pairs if game_log.played(a, b) < games_per_pair],
-            {info.name for info in given},
-        )
-    write_settings(directory, settings)
-    roster = Roster(the_game)
-    matches = _Matches(the_game, roster)
-    step = jax.jit(the_game.step)
-    try:
-        for a_name, b_name in pairs:
-            a, b = by_name[a_name], by_name[b_name]
-            opening = opening_plies if a.deterministic and b.deterministic else 0
-            new = 0
-            while (played := game_log.played(a_name, b_name)) < games_per_pair:
-                key = _pair_key(seed, a_name, b_name, played)
-                if a.kind == "engine" or b.kind == "engine":
-                    records = [
-                        _host_game(the_game, roster, a, b, played, opening, key, step, timeout)
-                    ]
-                    if records[0]["reason"] and not quiet:
-                        _log.warning("%s vs %s: %s", a_name, b_name, records[0]["reason"])
-                else:
-                    remaining = games_per_pair - played
-                    count = min(batch_size, remaining + remaining % 2)
-                    records = matches.play(a, b, num_games=count, opening_plies=opening, key=key)
-                game_log.append(records)
-                new += len(records)
-                if stop_on_signal and interrupt.requested():
-                    raise KeyboardInterrupt
-            if new and not quiet:
-                scores = [score_of(game, a_name) for game in game_log.between(a_name, b_name)]
-                _log.info("%s vs %s: %g / %d", a_name, b_name, sum(scores), len(scores))
-    finally:
-        roster.close()
-    return write_ratings(directory, game_log, anchor=anchor)
+    # The first signal stops after the batch in play (checked below); the second at once.
+    with interrupt.deferred() if stop_on_signal else contextlib.nullcontext():
+        directory = _directory(directory)
+        if games_per_pair < 1:
+            raise UserError(f"games per pair must be at least 1, got {games_per_pair}")
+        if simulations is not None and not 1 <= simulations <= MAX_SIMULATIONS:
+            raise UserError(
+                f"simulations must be between 1 and {MAX_SIMULATIONS}, got {simulations}"
+            )
+        if not 0 <= seed <= MAX_SEED:
+            raise UserError(f"the seed must be between 0 and {MAX_SEED}, got {seed}")
+        settings = read_settings(directory)
+        given = [info for spec in (specs or []) for info in resolve(spec, simulations=simulations)]
+        infos = given or [
+            PlayerInfo.from_json(data) for data in settings.get("players", {}).values()
+        ]
+        settings["game"] = _game_of(infos, settings, game, game_kwargs)
+        infos = _merge_players(settings, infos)
+        if anchor not in settings["players"]:
+            known = ", ".join(settings["players"])
+            raise UserError(f"the anchor {anchor!r} is not a player of this tournament ({known})")
+        the_game = games.make(settings["game"]["name"], **settings["game"]["kwargs"])
+        names = [info.name for info in infos]
+        pairs = pairings(names, schedule=schedule, focus=focus) if len(names) > 1 else []
+        by_name = {info.name: info for info in infos}
+        for info in infos:
+            _check_plays(the_game, info)
+        game_log = GameLog(directory)  # made here, after every check of the input
+        if not trust_engines:
+            _refuse_untrusted_engines(
+                [
+                    (by_name[a], by_name[b])
+                    for a, b in pairs
+                    if game_log.played(a, b) < games_per_pair
+                ],
+                {info.name for info in given},
+            )
+        write_settings(directory, settings)
+        roster = Roster(the_game)
+        matches = _Matches(the_game, roster)
+        step = jax.jit(the_game.step)
+        try:
+            for a_name, b_name in pairs:
+                a, b = by_name[a_name], by_name[b_name]
+                opening = opening_plies if a.deterministic and b.deterministic else 0
+                new = 0
+                while (played := game_log.played(a_name, b_name)) < games_per_pair:
+                    key = _pair_key(seed, a_name, b_name, played)
+                    if a.kind == "engine" or b.kind == "engine":
+                        records = [
+                            _host_game(the_game, roster, a, b, played, opening, key, step, timeout)
+                        ]
+                        if records[0]["reason"] and not quiet:
+                            _log.warning("%s vs %s: %s", a_name, b_name, records[0]["reason"])
+                    else:
+                        remaining = games_per_pair - played
+                        count = min(batch_size, remaining + remaining % 2)
+                        records = matches.play(
+                            a, b, num_games=count, opening_plies=opening, key=key
+                        )
+                    game_log.append(records)
+                    new += len(records)
+                    if stop_on_signal and interrupt.requested():
+                        raise KeyboardInterrupt
+                if new and not quiet:
+                    scores = [score_of(game, a_name) for game in game_log.between(a_name, b_name)]
+                    _log.info("%s vs %s: %g / %d", a_name, b_name, sum(scores), len(scores))
+        finally:
+            roster.close()
+        return write_ratings(directory, game_log, anchor=anchor)
 
 
 def _directory(directory: str | Path):

@@ -1,0 +1,74 @@
+"""The errors that are not bugs, each as the one line `azjax` prints for it.
+
+A bug keeps its traceback. These are the machine's or the user's limits, met deep inside a
+library where no `UserError` could be raised: a path name longer than the file system takes,
+memory run out, a `JAX_PLATFORMS` platform jax cannot start, and a server or another process
+of the run that stopped answering.
+"""
+
+import errno
+import os
+import traceback
+
+from azjax.faults import first_line, is_lost_peer, is_out_of_memory, is_unreachable
+
+
+def _name_too_long(error: BaseException | None) -> OSError | None:
+    """The OSError "File name too long" (a path a user gave) in `error`'s chain, or None."""
+    while error is not None:
+        if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _no_platform(error: BaseException) -> bool:
+    """Whether jax failed to start the platform `JAX_PLATFORMS` names (a bare AssertionError
+    in its backend setup for `cuda` without the plugin, a RuntimeError for `tpu` without
+    libtpu)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    in_backend = bool(frames) and frames[-1].filename.endswith("xla_bridge.py")
+    return bool(os.environ.get("JAX_PLATFORMS")) and (
+        in_backend or "Unable to initialize backend" in str(error)
+    )
+
+
+def one_line(error: BaseException) -> tuple[str, int, bool] | None:
+    """(the line after "azjax: error: ", the exit status, whether to exit at once) for an
+    error that is not a bug, or None (a bug: let its traceback show). A lost server or
+    process exits at once: the writes still retrying it would hold the exit for minutes."""
+    if (too_long := _name_too_long(error)) is not None:
+        return (
+            f"{too_long.filename}: a name in this path is longer than the file system takes "
+            "(255 bytes a name): use a shorter one",
+            2,
+            False,
+        )
+    if is_out_of_memory(error):
+        return (
+            f"out of memory ({first_line(error)}): lower the batch sizes or replay.capacity "
+            "(`azjax train --memory-plan` shows what fits); what was saved is kept",
+            1,
+            False,
+        )
+    if _no_platform(error):
+        why = str(error).split("\n", 1)[0] or "no plugin or device for it"
+        return (
+            f"JAX_PLATFORMS={os.environ['JAX_PLATFORMS']}: jax cannot start that platform "
+            f"here ({why}); unset the variable, or install jax for it (pip install "
+            "'jax[cuda12]' or 'jax[tpu]')",
+            2,
+            False,
+        )
+    if is_unreachable(error) or is_lost_peer(error):
+        # A server stopped answering outside a checkpoint save: the bucket (metrics,
+        # TensorBoard) or, in a multi-host run, another process (a collective between them
+        # failed) or the coordination service (DEADLINE_EXCEEDED).
+        lost = "another process of this run" if is_lost_peer(error) else "a server"
+        return (
+            f"lost the connection to {lost} (storage or another host: {first_line(error)}); "
+            "what was saved is kept: run the same command again (on every host) to resume",
+            1,
+            True,
+        )
+    return None
