@@ -44,6 +44,7 @@ OPTIONAL_DEPENDENCIES = (
     "wandb",  # trackers: Weights & Biases
     "mlflow",  # trackers: MLflow
     "bitbully",  # engines.solver: the Connect Four solver (the `solver` extra)
+    "pyspiel",  # games.conformance: games replayed in OpenSpiel (`pip install open-spiel`)
     "azjax.apps.serve.app",  # serve: the HTTP API, on Starlette (the `serve` extra)
     "gcp_storage_emulator",  # gcs_emulator: its server, imported after the handler's patch
 )

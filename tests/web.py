@@ -7,7 +7,22 @@ from urllib.parse import urlsplit
 
 from conftest import tiny_config, untrained_run
 
-GAMES = ("tic_tac_toe", "connect_four", "gomoku_6x6_k4", "othello_6x6", "go_9x9", "xiangqi")
+import azjax.games
+
+
+def one_game_per_family() -> tuple[str, ...]:
+    """The registered game of fewest actions in each family (Go 9x9, Gomoku 6x6, ...): a new
+    game joins the web board's tests with its registry line."""
+    smallest = {}
+    for name in azjax.games.names():
+        game = azjax.games.make(name)
+        family = azjax.games.family_of(game)
+        if family not in smallest or game.num_actions < smallest[family][0]:
+            smallest[family] = (game.num_actions, name)
+    return tuple(name for _, name in sorted(smallest.values()))
+
+
+GAMES = one_game_per_family()
 
 
 def make_run(tmp_path_factory, game: str):

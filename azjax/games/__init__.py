@@ -13,6 +13,7 @@ adding its files and its registry line.
 import functools
 import importlib
 import importlib.util
+import inspect
 from types import ModuleType
 
 from azjax.games.base import Game, State
@@ -85,14 +86,31 @@ def make(name: str, **kwargs) -> Game:
     """Builds the game registered as `name`, with its preset options updated by `kwargs`.
 
     Raises:
-      UserError: `name` is not a registered game or an option is not accepted.
+      UserError: `name` is not a registered game, or it does not take an option or refuses
+        its value (ValueError); any other error of its constructor is a bug and keeps its
+        traceback.
     """
     cls = game_class(name)
-    preset = _REGISTRY[name][2]
+    options = {**_REGISTRY[name][2], **kwargs}
     try:
-        return cls(**{**preset, **kwargs})
-    except (TypeError, ValueError) as error:
+        inspect.signature(cls).bind(**options)
+    except TypeError as error:  # an option the game does not take
+        raise UserError(f"bad options for game {name!r}: {error}") from None
+    try:
+        return cls(**options)
+    except ValueError as error:  # a value the game refuses; any other error is a bug
         raise UserError(f"bad options for game {name!r}: {error}") from None
 
 
-__all__ = ["Game", "State", "companion", "family", "game_class", "make", "names"]
+def check(game, **options) -> list[str]:
+    """Checks a game (a `Game`, or a registered name) against the game contract by random
+    play, under jit and vmap: episode rules, legal masks, rewards, observations and their
+    storage, eager against compiled, symmetries, notation and pictures; with
+    `openspiel="NAME"`, every game replayed in OpenSpiel. Returns the names of the checks
+    passed; raises `ContractError` at the first rule broken. (`azjax.games.conformance`,
+    imported on first use: it imports the games' text and pictures, which import this
+    registry.)"""
+    return importlib.import_module("azjax.games.conformance").check(game, **options)
+
+
+__all__ = ["Game", "State", "check", "companion", "family", "game_class", "make", "names"]

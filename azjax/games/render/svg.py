@@ -31,7 +31,17 @@ def drawing(game) -> ModuleType:
     """
     module = games.companion(type(game), "azjax.games.render")
     if module is None:
-        raise ValueError(f"no SVG picture for games of type {type(game).__name__}")
+        family = games.family_of(game)
+        where = (
+            f"write azjax/games/render/{family}.py"
+            if family
+            else "register the game (azjax/games/__init__.py) and write its "
+            "azjax/games/render/<module>.py"
+        )
+        raise ValueError(
+            f"no SVG picture for games of type {type(game).__name__}: {where}, defining "
+            "PLAYERS, MOVE_NUMBERS, svg and clicks (azjax/games/render/svg.py says what each is)"
+        )
     return module
 
 
