@@ -74,7 +74,7 @@ __all__ = ["__version__", *_EXPORTS]
 # (tests/test_layers.py reads this and checks every import, wherever it stands). A word
 # names a module or a folder of azjax.
 _WINGS = (
-    "types extras interrupt faults paths stats compile_cache",  # plain Python helpers
+    "errors types extras interrupt faults paths stats compile_cache",  # plain Python helpers
     "games",  # rules as pure JAX, notation, drawings
     "core",  # networks, search, self-play, replay, learner, steps: pure functions
     "config",  # the typed config and the one mapping from config to core objects

@@ -1,4 +1,5 @@
-"""Shared records, callable types, errors and the shape legend used across azjax.
+"""Shared records, callable types and the shape legend used across azjax (the errors are
+`azjax.errors`, which loads no jax; they are here too).
 
 Shape legend (used in comments next to array fields):
   B  batch of games or samples     T  time (plies in a scan)
@@ -14,29 +15,23 @@ from typing import Any, NamedTuple
 import jax
 from flax import struct
 
+from azjax.errors import RunError, StorageLost, UserError
+
+__all__ = [
+    "Array",
+    "Batch",
+    "Evaluator",
+    "PRNGKey",
+    "Player",
+    "RunError",
+    "SearchOutput",
+    "Searcher",
+    "StorageLost",
+    "UserError",
+]
+
 Array = jax.Array
 PRNGKey = jax.Array
-
-
-class UserError(Exception):
-    """A mistake a user can fix (bad game name, config key, checkpoint): one-line message.
-
-    The command line prints the message on one line and exits with `exit_code`.
-    """
-
-    exit_code = 2
-
-
-class RunError(UserError):
-    """A run cannot go on for a reason outside the user's input (a full disk, a file system
-    that refuses writes): one line, exit status 1."""
-
-    exit_code = 1
-
-
-class StorageLost(RunError):
-    """A run's storage stopped answering (`train.storage_timeout_s`): one line, status 1, and
-    the command exits at once, leaving behind the threads still retrying it."""
 
 
 class Batch(struct.PyTreeNode):

@@ -1,9 +1,14 @@
 """The front door: every name `azjax` exports resolves, and experiment variants load."""
 
+import subprocess
+import sys
+
 import pytest
+from conftest import subprocess_env
 
 import azjax
 from azjax import config as config_lib
+from azjax import errors, types
 from azjax.types import UserError
 
 
@@ -31,3 +36,18 @@ def test_experiment_variants_load_and_differ():
         config_lib.load_config("othello:nope")
     with pytest.raises(UserError, match="no variants"):
         config_lib.load_config("tic_tac_toe:cpu")
+
+
+def test_the_errors_load_no_jax():
+    """A program or a parser can catch azjax's errors without importing the numerical stack;
+    `azjax.types` holds the same classes."""
+    script = (
+        "import sys\n"
+        "from azjax.errors import RunError, StorageLost, UserError\n"
+        "assert issubclass(StorageLost, RunError) and issubclass(RunError, UserError)\n"
+        "assert 'jax' not in sys.modules, 'jax loaded'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            env=subprocess_env())  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert types.UserError is errors.UserError and types.StorageLost is errors.StorageLost
