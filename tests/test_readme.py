@@ -211,6 +211,23 @@ def test_no_page_cites_an_issue_number():
     assert not cited, f"issue numbers a reader cannot open: {cited}"
 
 
+# A home or work folder of the machine a file was made on (an author's run, a peer's model).
+MACHINE_PATH = re.compile(r"(?<![\w.~])/(?:work|root|home/\w+|Users/\w+)/")
+
+
+def test_no_committed_file_names_a_machines_absolute_path():
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
+    named = []
+    for name in listed.stdout.decode().split("\0"):
+        path = ROOT / name
+        if not name or not path.is_file() or path.suffix in (".png", ".gif", ".ico"):
+            continue
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        named += [f"{name}:{n}" for n, line in enumerate(text.splitlines(), 1)
+                  if MACHINE_PATH.search(line)]  # fmt: skip
+    assert not named, f"a machine's absolute paths: {named}"
+
+
 def _opponent(spec: str) -> str:
     """A card's opponent as the README names it: MCTS-N, random, minimax, an engine's spec."""
     if spec.startswith("mcts:"):
