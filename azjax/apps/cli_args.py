@@ -100,7 +100,34 @@ def parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         dest="command", parser_class=_Parser, title="commands", metavar="COMMAND"
     )
+    from azjax.apps.ablation_args import add_parser as add_ablation  # noqa: PLC0415
+    from azjax.apps.bench_args import add_parser as add_bench  # noqa: PLC0415
+    from azjax.apps.frontier_args import add_parser as add_frontier  # noqa: PLC0415
+    from azjax.apps.mistakes_args import add_parser as add_mistakes  # noqa: PLC0415
+    from azjax.apps.sweeps.arguments import add_parser as add_sweep  # noqa: PLC0415
+    from azjax.apps.zoo_args import add_parser as add_zoo  # noqa: PLC0415
 
+    _add_train(commands)
+    _add_evaluate(commands)
+    _add_selfplay(commands)
+    _add_gtp(commands)
+    _add_uci(commands)
+    _add_play(commands)
+    _add_serve(commands)
+    add_bench(commands, _count, _even_count)
+    _add_plot(commands)
+    _add_tournament(commands)
+    sweep = add_sweep(commands, _count)
+    add_hosts_arguments(sweep, "one worker over the devices of several processes (a pod slice)")
+    add_ablation(commands, _count, _even_count)
+    add_frontier(commands, _count, _even_count)
+    add_mistakes(commands, _count, _agent_arguments)
+    commands.add_parser("games", help="list the registered games")
+    add_zoo(commands, _count, _even_count)
+    return parser
+
+
+def _add_train(commands) -> None:
     train = commands.add_parser("train", help="train an agent (resumes an existing workdir)")
     train.add_argument(
         "--config",
@@ -141,6 +168,8 @@ def parser() -> argparse.ArgumentParser:
     )
     add_hosts_arguments(train, "one run over the devices of several processes")
 
+
+def _add_evaluate(commands) -> None:
     evaluate = commands.add_parser("evaluate", help="play a trained agent against an opponent")
     _agent_arguments(evaluate, "run directory of the agent")
     evaluate.add_argument(
@@ -167,6 +196,8 @@ def parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--seed", type=_count(0), default=0)
     evaluate.add_argument("--sgf", default=None, help="write the games as SGF to this folder (go)")
 
+
+def _add_selfplay(commands) -> None:
     selfplay = commands.add_parser(
         "selfplay", help="play self-play games as in training and save them as SGF (go)"
     )
@@ -175,6 +206,8 @@ def parser() -> argparse.ArgumentParser:
     selfplay.add_argument("--sgf", required=True, help="folder for the SGF files")
     selfplay.add_argument("--seed", type=_count(0), default=0)
 
+
+def _add_gtp(commands) -> None:
     gtp = commands.add_parser("gtp", help="a GTP engine on stdin/stdout for Go GUIs (go runs)")
     _agent_arguments(gtp, "run directory or checkpoint path")
     gtp.add_argument(
@@ -186,6 +219,8 @@ def parser() -> argparse.ArgumentParser:
     )
     gtp.add_argument("--seed", type=_count(0), default=0)
 
+
+def _add_uci(commands) -> None:
     uci = commands.add_parser(
         "uci", help="a UCI engine on stdin/stdout for Xiangqi GUIs and engines (xiangqi runs)"
     )
@@ -195,12 +230,16 @@ def parser() -> argparse.ArgumentParser:
     )
     uci.add_argument("--seed", type=_count(0), default=0)
 
+
+def _add_play(commands) -> None:
     play = commands.add_parser("play", help="play against a trained agent in the terminal")
     _agent_arguments(play, "run directory or checkpoint path")
     play.add_argument("--simulations", type=SIMULATIONS, default=None)
     play.add_argument("--second", action="store_true", help="let the agent move first")
     play.add_argument("--seed", type=_count(0), default=0)
 
+
+def _add_serve(commands) -> None:
     serve = commands.add_parser(
         "serve", help="play against a trained agent (or watch two) in the browser"
     )
@@ -220,52 +259,8 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--max-games", type=_count(1), default=64, help="games kept at once")
 
-    bench = commands.add_parser(
-        "bench", help="throughput table (env, search, self-play, learner); --memory: memory plan"
-    )
-    bench.add_argument("--game", default=None, help="the game (default: connect_four)")
-    bench.add_argument(
-        "--config", default=None, help="experiment file or name for search/network sizes"
-    )
-    bench.add_argument("--batch-sizes", default="1,64,1024,4096")
-    bench.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
-    bench.add_argument(
-        "--env-only", action="store_true", help="only the environment rows (no network)"
-    )
-    bench.add_argument(
-        "--memory",
-        action="store_true",
-        help="memory plan of --config (else every experiment): bytes per position and game, "
-        "compiled programs, the largest batch and replay in 16/40/80 GiB per device",
-    )
-    bench.add_argument("--all", action="store_true", help="--memory for every experiment")
-    bench.add_argument(
-        "--devices", type=_count(1, 4096), default=8, help="--memory: devices (default 8)"
-    )
-    bench.add_argument(
-        "--population",
-        default=None,
-        metavar="SIZES",
-        help="cost of populations of these sizes (1,2,4,8) of --config, per member-iteration",
-    )
-    bench.add_argument("--iterations", type=_count(1), default=3, help="--population: timed")
-    bench.add_argument(
-        "--search-options",
-        action="store_true",
-        help="time per ply/move of --config with tree reuse and playout caps off and on",
-    )
-    bench.add_argument(
-        "--workdir",
-        default=None,
-        help="--search-options: the network (and config) of this run's newest checkpoint",
-    )
-    bench.add_argument(
-        "--compile",
-        action="store_true",
-        help="seconds to trace and to compile each of --config's programs (init, play, learn), "
-        "beside a plain pgx + mctx + Flax play step of the same sizes",
-    )
 
+def _add_plot(commands) -> None:
     plot = commands.add_parser("plot", help="plot a run's learning curve from metrics.jsonl")
     plot.add_argument("--workdir", required=True, help="a run directory or a metrics.jsonl file")
     plot.add_argument("--out", default=None, help="image file (default: WORKDIR/learning.png)")
@@ -283,6 +278,8 @@ def parser() -> argparse.ArgumentParser:
         help="games per evaluation, for metrics written before runs recorded it",
     )
 
+
+def _add_tournament(commands) -> None:
     tournament = commands.add_parser(
         "tournament",
         help="play checkpoints, baselines and engines against each other; Elo ratings",
@@ -329,58 +326,6 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the outside engines (gtp:, uci:) that DIR's tournament.json names",
     )
-
-    from azjax.apps.ablation_args import add_parser as add_ablation  # noqa: PLC0415
-    from azjax.apps.frontier_args import add_parser as add_frontier  # noqa: PLC0415
-    from azjax.apps.mistakes_args import add_parser as add_mistakes  # noqa: PLC0415
-    from azjax.apps.sweeps.arguments import add_parser as add_sweep  # noqa: PLC0415
-
-    sweep = add_sweep(commands, _count)
-    add_hosts_arguments(sweep, "one worker over the devices of several processes (a pod slice)")
-    add_ablation(commands, _count, _even_count)
-    add_frontier(commands, _count, _even_count)
-    add_mistakes(commands, _count, _agent_arguments)
-    commands.add_parser("games", help="list the registered games")
-
-    zoo = commands.add_parser(
-        "zoo", help="the trained agents shipped with azjax (play one: --agent NAME)"
-    )
-    zoo.add_argument("--names", action="store_true", help="the names alone, one a line")
-    zoo.add_argument("--export", default=None, metavar="RUN", help="add RUN's newest checkpoint")
-    zoo.add_argument("--name", default=None, help="--export: the agent's name")
-    zoo.add_argument(
-        "--rate", default=None, metavar="NAME", help="rate the shipped agent NAME (--opponents)"
-    )
-    zoo.add_argument(
-        "--command", dest="train_command", default="", help="--export: the command that trained RUN"
-    )
-    zoo.add_argument(
-        "--from-tournament",
-        default=None,
-        metavar="DIR",
-        help="--rate: ratings from the games NAME played in the tournament DIR, not played now",
-    )
-    zoo.add_argument(
-        "--opponents",
-        default=None,
-        help='--export, --rate: fixed opponents and engines (gtp:"COMMAND"), comma separated '
-        "(default: random,mcts:200; with --from-tournament: every opponent NAME met there)",
-    )
-    zoo.add_argument(
-        "--games",
-        type=_even_count,
-        default=None,
-        help="--export, --rate: games per opponent (default 200)",
-    )
-    zoo.add_argument(
-        "--engine-games",
-        type=_even_count,
-        default=None,
-        help="--export, --rate: games per outside engine, one at a time (default: --games)",
-    )
-    zoo.add_argument("--notes", default="", help="--export: a note shown with the agent")
-    zoo.add_argument("--seed", type=_count(0), default=0)
-    return parser
 
 
 def add_hosts_arguments(command, what: str) -> None:
