@@ -36,6 +36,7 @@ import jax  # noqa: E402  (after the settings above)
 from azjax import compile_cache  # noqa: E402
 from azjax.apps import console  # noqa: E402
 from azjax.config import base_config  # noqa: E402
+from azjax.games.conformance_rules import compiled  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -57,10 +58,10 @@ def optimized_jit(fun, **kwargs):
 
 
 def jit_for(game):
-    """`optimized_jit` for games of 400 plies and more (Go 19x19, Xiangqi), whose long
-    programs take longer to run unoptimised than to compile optimised; `jax.jit` for the
-    others, which run 2-5 s faster unoptimised in the shipped agents' games."""
-    return optimized_jit if game.max_episode_length >= 400 else jax.jit
+    """`azjax.games.conformance`'s choice: `optimized_jit` for games of 400 plies and more (Go
+    19x19, Xiangqi), whose long programs take longer to run unoptimised than to compile
+    optimised; `jax.jit` for the others."""
+    return compiled(game)
 
 
 def tiny_config(game: str = "tic_tac_toe"):

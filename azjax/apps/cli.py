@@ -315,7 +315,7 @@ COMMANDS = {
 
 
 TAKE_OVERRIDES = ("train", "sweep", "ablation", "frontier")  # --config.KEY=VALUE
-DEFERRED = [[name] for name in ("train", "sweep", "tournament", "frontier", "mistakes", "evaluate")]
+DEFERRED = ("train", "sweep", "tournament", "frontier", "mistakes", "evaluate")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -329,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     # The long commands defer Ctrl-C and SIGTERM from the start, imports included, to their
     # loops' checks: a signal never lands inside jax's or a solver's code (`mistakes` then
     # segfaulted in 8 tries of 13).
-    deferred = interrupt.deferred() if argv[:1] in DEFERRED else contextlib.nullcontext()
+    deferring = bool(argv) and argv[0] in DEFERRED
+    deferred = interrupt.deferred() if deferring else contextlib.nullcontext()
     try:
         with deferred:
             return _main(argv)

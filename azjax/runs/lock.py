@@ -34,8 +34,8 @@ def _holder(file) -> dict:
     while True:
         file.seek(0)
         try:
-            return json.loads(file.read() or "{}")
-        except ValueError:  # written while read
+            return json.loads(file.read())
+        except ValueError:  # not yet written, or written while read
             if time.monotonic() > deadline:
                 return {}
         time.sleep(0.05)
