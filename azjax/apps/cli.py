@@ -13,6 +13,8 @@
     azjax gtp --workdir runs/go_9x9 --simulations 200      # Go GUIs, GNU Go
     azjax uci --workdir runs/xiangqi                        # Xiangqi GUIs, Fairy-Stockfish
     azjax selfplay --workdir runs/go_9x9 --games 8 --sgf games/
+    azjax records --game go_9x9 --players 'gtp:"gnugo --mode gtp --level 5"' --games 100 \
+        --out records/gnugo5 --jobs 2                    # outside engines' game records
     azjax bench --game connect_four
     azjax bench --memory --config go_19x19 --devices 8
     azjax bench --compile --config connect_four            # trace and compile times
@@ -37,6 +39,7 @@ from azjax.extras import missing_extra
 def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
     import jax  # noqa: PLC0415
 
+    from azjax.apps import cli_records  # noqa: PLC0415
     from azjax.apps.protocols import sgf  # noqa: PLC0415
     from azjax.config import parse_opponent_spec  # noqa: PLC0415
     from azjax.matches import agent as agent_lib  # noqa: PLC0415
@@ -45,7 +48,9 @@ def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
 
     kind, parsed = parse_opponent_spec(args.opponent)  # a bad spec: one line, at once
     if kind == "engine" and args.sgf:
-        raise UserError("--sgf records batched matches, not games against an outside engine")
+        raise UserError(
+            "--sgf records batched matches, not games against an outside engine: use --records"
+        )
     agent = agent_lib.load_agent(args.workdir, num_simulations=args.simulations, search=overrides)
     opening = args.opening_plies
     if opening is None:  # random openings between deterministic players
@@ -57,6 +62,7 @@ def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
         )
     if args.sgf:
         sgf.check_go(agent.game)
+    fmt, recorder = cli_records.evaluate_recorder(args, agent, kind)
     outcomes, reasons, result = agent_lib.play_opponent(
         agent,
         args.opponent,
@@ -65,6 +71,7 @@ def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
         opening_plies=opening,
         seed=args.seed,
         num_simulations=args.simulations,
+        watchers=[] if recorder is None else [recorder],
     )
     summary = arena.summarize(outcomes)
     changed = "".join(f", {key}={value}" for key, value in (overrides or {}).items())
@@ -73,12 +80,14 @@ def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
         f"{args.workdir} (iteration {agent.iteration}, {agent.num_simulations} "
         f"simulations{changed}) vs {args.opponent}: {summary.format()}{forfeits}"
     )
-    _stop_if_asked()  # Ctrl-C during the games: their result, then status 130
     if args.sgf:
         name = f"azjax-{agent.iteration}"
         records = sgf.match_records(agent.game, result, name, args.opponent)
         paths = sgf.write_records(args.sgf, "arena", records)
         print(f"wrote {len(paths)} SGF files to {args.sgf}")
+    if args.records:
+        cli_records.write_evaluate_records(args, agent, fmt, recorder, result, outcomes, opening)
+    _stop_if_asked()  # Ctrl-C during the games: their result and records, then status 130
     return 0
 
 
@@ -110,23 +119,15 @@ def _stop_if_asked() -> None:
 
 
 def _selfplay(args) -> int:
-    import jax  # noqa: PLC0415
+    from azjax.apps import cli_records  # noqa: PLC0415
 
-    from azjax.apps.protocols import sgf  # noqa: PLC0415
-    from azjax.matches import agent as agent_lib  # noqa: PLC0415
-    from azjax.matches import arena  # noqa: PLC0415
+    return cli_records.selfplay(args)
 
-    agent = agent_lib.load_agent(args.workdir)
-    sgf.check_go(agent.game)
-    player = agent_lib.selfplay_player(agent)
-    match = jax.jit(arena.make_match(agent.game, player, player, num_games=args.games))
-    result = match(agent.variables, agent.variables, jax.random.PRNGKey(args.seed))
-    name = f"azjax-{agent.iteration}"
-    paths = sgf.write_records(
-        args.sgf, "selfplay", sgf.match_records(agent.game, result, name, name)
-    )
-    print(f"wrote {len(paths)} self-play games to {args.sgf}")
-    return 0
+
+def _records(args) -> int:
+    from azjax.apps import cli_records  # noqa: PLC0415
+
+    return cli_records.records(args)
 
 
 def _gtp(args) -> int:
@@ -304,6 +305,7 @@ COMMANDS = {
     "play": _play,
     "serve": _serve,
     "selfplay": _selfplay,
+    "records": _records,
     "gtp": _gtp,
     "uci": _uci,
     "bench": _bench,
@@ -315,7 +317,7 @@ COMMANDS = {
 
 
 TAKE_OVERRIDES = ("train", "sweep", "ablation", "frontier")  # --config.KEY=VALUE
-DEFERRED = ("train", "sweep", "tournament", "frontier", "mistakes", "evaluate")
+DEFERRED = ("train", "sweep", "tournament", "frontier", "mistakes", "evaluate", "records")
 
 
 def main(argv: list[str] | None = None) -> int:

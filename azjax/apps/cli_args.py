@@ -3,6 +3,8 @@ the `--config.KEY=VALUE` overrides (`split_overrides`). The commands are in `cli
 
 import argparse
 
+from azjax.apps.records_args import add_records_arguments
+
 DESCRIPTION = (
     "The `azjax` command line: train AlphaZero agents, rate them, play them, serve them to GUIs "
     "and the browser, search hyperparameters, measure speed and memory."
@@ -104,6 +106,7 @@ def parser() -> argparse.ArgumentParser:
     from azjax.apps.bench_args import add_parser as add_bench  # noqa: PLC0415
     from azjax.apps.frontier_args import add_parser as add_frontier  # noqa: PLC0415
     from azjax.apps.mistakes_args import add_parser as add_mistakes  # noqa: PLC0415
+    from azjax.apps.records_args import add_parser as add_records  # noqa: PLC0415
     from azjax.apps.sweeps.arguments import add_parser as add_sweep  # noqa: PLC0415
     from azjax.apps.zoo_args import add_parser as add_zoo  # noqa: PLC0415
 
@@ -122,6 +125,7 @@ def parser() -> argparse.ArgumentParser:
     add_ablation(commands, _count, _even_count)
     add_frontier(commands, _count, _even_count)
     add_mistakes(commands, _count, _agent_arguments)
+    add_records(commands, _count)
     commands.add_parser("games", help="list the registered games")
     add_zoo(commands, _count, _even_count)
     return parser
@@ -195,15 +199,17 @@ def _add_evaluate(commands) -> None:
     )
     evaluate.add_argument("--seed", type=_count(0), default=0)
     evaluate.add_argument("--sgf", default=None, help="write the games as SGF to this folder (go)")
+    add_records_arguments(evaluate, "the game's")
 
 
 def _add_selfplay(commands) -> None:
     selfplay = commands.add_parser(
-        "selfplay", help="play self-play games as in training and save them as SGF (go)"
+        "selfplay", help="play self-play games as in training and save them (SGF, records)"
     )
     _agent_arguments(selfplay, "run directory or checkpoint path")
     selfplay.add_argument("--games", type=_even_count, default=8, help="games (even)")
-    selfplay.add_argument("--sgf", required=True, help="folder for the SGF files")
+    selfplay.add_argument("--sgf", default=None, help="folder for the SGF files (go)")
+    add_records_arguments(selfplay, "jsonl")
     selfplay.add_argument("--seed", type=_count(0), default=0)
 
 

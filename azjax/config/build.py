@@ -188,6 +188,20 @@ class TrackerSettings:
 
 
 @dataclasses.dataclass(frozen=True)
+class RecordSettings:
+    """The game records a run learns from before self-play (`training.pretrain`), from
+    `records.*`."""
+
+    path: str  # a file, folder or glob of records
+    updates: int  # supervised updates
+    holdout: float  # share of the games held out
+    eval_every: int  # updates between held-out measurements and saves
+    strict: bool  # refuse everything at the first bad record
+    replay: bool  # the records' positions fill self-play's empty replay
+    max_games: int  # games read at most; 0: all
+
+
+@dataclasses.dataclass(frozen=True)
 class RunSettings:
     """A run's bookkeeping, read once from `train.*`, `eval.every` and the self-play sizes: what
     the host loop (`host_loop`) needs beside the compiled steps."""
@@ -206,10 +220,15 @@ class RunSettings:
     profile: tuple[int, int]  # first and last iteration traced; (0, 0): none
     gating: GatingSettings | None  # self-play plays the best network so far; None: off
     trackers: TrackerSettings
+    records: RecordSettings | None = None  # None: no records, self-play from scratch
 
 
 def make_run_settings(config: ml_collections.ConfigDict) -> RunSettings:
     train = config.train
+    records = None
+    if config.records.path:  # validated: each key of its type
+        fields = dataclasses.fields(RecordSettings)
+        records = RecordSettings(**{f.name: config.records[f.name] for f in fields})
     gating = None
     if train.gating:
         gating = GatingSettings(
@@ -237,6 +256,7 @@ def make_run_settings(config: ml_collections.ConfigDict) -> RunSettings:
             mlflow_uri=str(train.mlflow_uri or ""),
             experiment=str(config.name),
         ),
+        records=records,
     )
 
 

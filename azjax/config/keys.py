@@ -252,6 +252,30 @@ KEYS: dict[str, Key] = {
     "replay.capacity": K(60_000, "positions kept", 1),
     "replay.min_size": K(2_000, "no updates before the buffer holds this many", 0),
     "replay.augment": K(True, "a random board symmetry per sample"),
+    # Game records learned from before self-play (azjax/training/pretrain.py, docs/records.md).
+    "records.path": K(
+        "",
+        "game records (a file, folder or glob of .sgf, .pgn, .jsonl) the network learns from "
+        "before self-play's first iteration ('': none)",
+        added=True,
+    ),
+    "records.updates": K(2_000, "supervised updates on the records", 0, added=True),
+    "records.holdout": K(
+        0.05, "share of the games held out (move accuracy, value loss)", 0.0, 0.5, added=True
+    ),
+    "records.eval_every": K(250, "updates between held-out measurements and saves", 1, added=True),
+    "records.strict": K(
+        False,
+        "refuse all records at the first bad one (else each is skipped in a line)",
+        added=True,
+    ),
+    "records.replay": K(
+        True,
+        "the records' positions fill self-play's empty replay; self-play overwrites them in "
+        "ring order, so their share falls to none over replay.capacity positions",
+        added=True,
+    ),
+    "records.max_games": K(0, "games read at most (0: all)", 0, added=True),
     # Training (azjax/training/).
     "train.num_iterations": K(300, "iterations to train", 0, change="resume"),
     "train.max_minutes": K(

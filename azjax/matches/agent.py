@@ -199,21 +199,24 @@ def _variables_like(config: ml_collections.ConfigDict):
     return jax.eval_shape(network.init, jax.random.PRNGKey(0))
 
 
-def selfplay_player(agent: Agent) -> Player:
+def selfplay_player(agent: Agent, *, with_policy: bool = False) -> Player:
     """Plays like training self-play: the run's training search (with exploration noise, at
-    `config.search.num_simulations`) and its temperature schedule."""
+    `config.search.num_simulations`) and its temperature schedule. `with_policy`: the player
+    returns (actions [B], searched policies [B, A])."""
     search = build.make_searcher(agent.config, agent.game, agent.network, explore=True)
     settings = build.make_agent_settings(agent.config)
 
     def play(params, states: State, key: PRNGKey):
         search_key, sample_key = jax.random.split(key)
-        return choose_action(
-            search(params, states, search_key),
+        output = search(params, states, search_key)
+        actions = choose_action(
+            output,
             states,
             sample_key,
             settings.temperature_moves,
             sample_search_action=settings.sample_search_action,
         )
+        return (actions, output.action_weights) if with_policy else actions
 
     return play
 
@@ -254,8 +257,10 @@ def play_opponent(
     opening_plies: int = 0,
     seed: int = 0,
     num_simulations: int | None = None,
+    watchers=(),
 ):
-    """The agent against an opponent spec, half the games as first player.
+    """The agent against an opponent spec, half the games as first player; `watchers` are
+    told every host game (`arena.play_host_game`: a `recording.Recorder`).
 
     Outside engines and the solver play host games one at a time (`arena.engine_outcomes`),
     the others one batched match (`arena.make_match`).
@@ -280,6 +285,7 @@ def play_opponent(
             key=key,
             seed=seed,
             opening_plies=opening_plies,
+            watchers=watchers,
         )
         return outcomes, reasons, None
     opponent, params = make_opponent(agent.game, spec, num_simulations=num_simulations)

@@ -86,6 +86,7 @@ class MatchResult(NamedTuple):
     actions: Array  # [T, G] int32 the moves played; game g's are actions[:lengths[g], g]
     # (0 after the last game ended: the match stops there)
     final_states: State  # [G] the final positions
+    start_states: State | None = None  # [G] the start positions
 
 
 def make_match(
@@ -112,7 +113,7 @@ def make_match(
 
     def match(params_a, params_b, key: PRNGKey) -> MatchResult:
         init_key, play_key = jax.random.split(key)
-        states = jax.vmap(game.init)(jax.random.split(init_key, num_games))
+        states = starts = jax.vmap(game.init)(jax.random.split(init_key, num_games))
 
         def take(tree, start):
             return jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, start, half), tree)
@@ -190,6 +191,7 @@ def make_match(
             lengths=states.step_count,
             actions=actions,
             final_states=states,
+            start_states=starts,
         )
 
     return match
@@ -242,17 +244,8 @@ def summarize(outcomes) -> Summary:
     draws = games - wins - losses
     score = (wins + 0.5 * draws) / games
     low, high = wilson_interval(score, games)
-    return Summary(
-        wins,
-        draws,
-        losses,
-        score,
-        low,
-        high,
-        elo_from_score(score),
-        elo_from_score(low),
-        elo_from_score(high),
-    )
+    elos = map(elo_from_score, (score, low, high))
+    return Summary(wins, draws, losses, score, low, high, *elos)
 
 
 class DeviceHostPlayer(HostPlayer):
@@ -295,6 +288,7 @@ def play_host_game(
     opening_plies: int,
     key,
     step=None,
+    watchers=(),
 ) -> tuple[float, int, str]:
     """Plays one game; returns (score of `first` in [0, 1], plies, reason).
 
@@ -306,12 +300,14 @@ def play_host_game(
         never a voluntary pass in Go (`_opening_mask`).
       key: seeds the start position and the opening.
       step: `game.step`, jitted (pass one to share its compilation between games).
+      watchers: told the game before the players are (`start`, `observe`), never asked to move
+        (`recording.Recorder` keeps the game's record).
     """
     step = step or jax.jit(game.step)
     init_key, opening_key = jax.random.split(key)
     state = game.init(init_key)
     players = (first, second)
-    for index, player in enumerate(players):
+    for index, player in enumerate((*watchers, *players), -len(watchers)):  # players 0, 1
         try:
             player.start(game, state)
         except EngineError as error:  # a handshake that failed: the engine loses
@@ -331,7 +327,7 @@ def play_host_game(
                 return _forfeit(mover, plies, f"{players[mover].name} resigned")
             if not 0 <= action < game.num_actions or not bool(state.legal_action_mask[action]):
                 return _forfeit(mover, plies, f"{players[mover].name} played illegal {action}")
-        for index, player in enumerate(players):
+        for index, player in enumerate((*watchers, *players), -len(watchers)):
             try:
                 player.observe(state, action)
             except EngineError as error:
@@ -354,6 +350,7 @@ def engine_outcomes(
     timeout: float | None = None,
     step=None,
     opening_plies: int = 0,
+    watchers=(),
 ) -> tuple[list[float], list[str], int]:
     """An azjax player against an outside engine or the solver: `num_games` host games (the
     player first in the even ones) after `opening_plies` random moves. Returns the player's
@@ -363,18 +360,18 @@ def engine_outcomes(
       player: the player function, jitted (`DeviceHostPlayer`).
       timeout: seconds the engine may take per answer (default: its spec's or the player's).
       step: `game.step`, jitted.
+      watchers: told every game (`play_host_game`).
     """
     outcomes, reasons, moves = [], [], 0
     step = step or jax.jit(game.step)
     agent = DeviceHostPlayer("azjax", player, params, seed=seed)
+    options = dict(opening_plies=opening_plies, step=step, watchers=watchers)
     with open_player(engine, timeout=timeout) as opponent:
         for index in range(num_games):
             agent_first = index % 2 == 0
             first, second = (agent, opponent) if agent_first else (opponent, agent)
             game_key = jax.random.fold_in(key, index)
-            score, plies, reason = play_host_game(
-                game, first, second, opening_plies=opening_plies, key=game_key, step=step
-            )
+            score, plies, reason = play_host_game(game, first, second, key=game_key, **options)
             outcomes.append((2 * score - 1) * (1 if agent_first else -1))
             moves += sum((ply % 2 == 0) == agent_first for ply in range(opening_plies, plies))
             if reason:

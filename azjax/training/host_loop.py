@@ -56,6 +56,9 @@ class HostLoop:
       primary: this process writes the files and evaluates (`distributed.is_primary`).
       tensorboard: write the trackers' files (TensorBoard and the config's `train.loggers`).
       gate: a single run's `gating` gate, or None.
+      start: turns a single run's fresh state into the one its first iteration starts from
+        (`pretrain.Pretraining`: a network pretrained on game records), or None; its
+        `first_totals` are the totals the first iteration's compute adds to.
 
     Subclasses (`population.PopulationLoop`) add to the loop through `resume_step`,
     `restored`, `columns` and `between`, and word it through `started` and `report`.
@@ -72,10 +75,11 @@ class HostLoop:
         primary: bool = True,
         tensorboard: bool = True,
         gate=None,
+        start=None,
     ):
         self.run, self.member_run, self.members = run, member_run, members
         self.axis, self.log, self.primary = axis, log, primary
-        self.tensorboard, self.gate = tensorboard, gate
+        self.tensorboard, self.gate, self.start = tensorboard, gate, start
         self.multiprocess = distributed.process_count() > 1
         self.costs = None  # `compute.Costs` of the members' pipeline, measured in `train`
 
@@ -146,7 +150,7 @@ class HostLoop:
             )
             states.append(like)
         if all(m.iteration == 0 for m in self.members):
-            return fresh
+            return fresh if self.start is None else self.start(fresh)
         return self.axis.join(states, self.run.shardings)
 
     def begin_evaluations(self, state) -> None:
@@ -183,6 +187,8 @@ class HostLoop:
         due, and what it cost (`compute`), written."""
         member = self.members[index]
         previous = member.writer.records[-1] if member.writer.records else None
+        if previous is None and self.start is not None:
+            previous = self.start.first_totals
         iteration, games, positions = self.axis.member(counters, index)
         iteration = int(iteration)
         numbers = types.SimpleNamespace(

@@ -14,13 +14,13 @@ from pathlib import Path
 import ml_collections
 from jax.sharding import Mesh
 
-from azjax import interrupt
+from azjax import games, interrupt
 from azjax.config import build
 from azjax.core.steps import TrainerState
 from azjax.paths import bound_cloud_writes, workdir_path
 from azjax.runs import checkpoint, distributed, lock
 from azjax.runs.directory import prepare_workdir
-from azjax.training import gating
+from azjax.training import gating, pretrain
 from azjax.training.compiled import compile_run
 from azjax.training.host_loop import HostLoop
 from azjax.training.members import Member, Single
@@ -87,6 +87,11 @@ def train(
         bound_cloud_writes(settings.storage_timeout_s)
         # Checked first (nothing is made for a refused run), then again under the lock.
         prepare_workdir(config, workdir, allow_config_change=allow_config_change, write=False)
+        records, data = settings.records, None
+        if records is not None and not (workdir / "config.json").exists():
+            # A new run reads its records first: a refused record leaves no run behind.
+            game = games.make(settings.game, **settings.game_kwargs)
+            data = pretrain.load_records(records, game, log)
         held.enter_context(lock.hold(workdir, primary=primary))
         prepare_workdir(config, workdir, allow_config_change=allow_config_change, write=primary)
         run = compile_run(config, mesh)
@@ -97,6 +102,14 @@ def train(
                 config, run.pipeline, workdir, sharding=variables_sharding, log=log
             )
         member = Member.open(config, workdir)
+        start = None
+        if records is not None:
+            if distributed.process_count() > 1:
+                raise UserError("records.path does not support runs of several processes yet")
+            hyper = build.make_hyperparams(config)
+            start = pretrain.Pretraining(
+                records, run.pipeline, hyper, workdir, settings.seed, run.shardings, log, data
+            )
         loop = HostLoop(
             run,
             run,
@@ -106,6 +119,7 @@ def train(
             primary=primary,
             tensorboard=not quiet,
             gate=gate,
+            start=start,
         )
         with checkpoint.closing([member.checkpointer]):
             return loop.train(
