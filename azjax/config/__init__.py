@@ -26,6 +26,7 @@ from azjax.config.files import (  # noqa: F401
 
 # The key tables (resumable, gating, added, tunable), re-exported.
 from azjax.config.keys import (  # noqa: F401
+    KEYS,
     ADDED_KEYS,
     GATING_KEYS,
     OLD_VALUES,
@@ -219,6 +220,12 @@ def read_config_file(path: str | Path) -> ml_collections.ConfigDict:
     return from_dict(data, source=str(path))
 
 
+# The groups whose every key was added after runs were saved (`records`).
+_ADDED_GROUPS = {k.split(".")[0] for k in ADDED_KEYS} - {
+    k.split(".")[0] for k in KEYS if k not in ADDED_KEYS
+}
+
+
 def from_dict(data, *, source: str) -> ml_collections.ConfigDict:
     """A validated config from its JSON form (`to_json`), tuples restored and `ADDED_KEYS`
     that a config saved before them lacks set to their defaults.
@@ -232,6 +239,8 @@ def from_dict(data, *, source: str) -> ml_collections.ConfigDict:
     try:
         for key in ADDED_KEYS:
             group, field = key.split(".")
+            if group in _ADDED_GROUPS and group not in data:  # a group added whole
+                data[group] = {}
             if isinstance(data.get(group), dict):
                 old = OLD_VALUES[key] if key in OLD_VALUES else defaults[key]
                 data[group].setdefault(field, old)

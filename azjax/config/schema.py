@@ -133,15 +133,6 @@ def validate(config: ml_collections.ConfigDict) -> None:
             f"config key 'replay.min_size' ({config.replay.min_size}) must not exceed "
             f"replay.capacity ({config.replay.capacity})"
         )
-    if (
-        config.records.path
-        and config.records.replay
-        and (flat["learner.ownership_weight"] > 0 or flat["learner.score_weight"] > 0)
-    ):
-        raise UserError(
-            "config key 'records.replay': records carry no ownership or score targets; set "
-            "records.replay=false or the learner's ownership_weight and score_weight to 0"
-        )
     if not isinstance(config.eval.opponents, tuple | list):
         raise UserError("config key 'eval.opponents' must be a tuple of opponent specs")
     for opponent in config.eval.opponents:

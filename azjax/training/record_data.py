@@ -221,12 +221,12 @@ def load(
 
 
 def seed_replay(buffer: ReplayBuffer, data: Positions, num_shards: int) -> ReplayBuffer:
-    """`buffer` (empty) with its first slots filled with `data`'s positions, the same
-    number in each of its `num_shards` rings (as many as fit, the newest records' last).
+    """`buffer` (empty) with its last slots filled with `data`'s positions, the same number
+    at the end of each of its `num_shards` rings (as many as fit, the last records').
 
-    Self-play writes its rings from slot 0 on, so it overwrites the records in their
-    order: their share of the buffer falls from all to none as self-play adds its capacity
-    in positions. A record's searched root value (for `learner.value_target_mix`) is its
+    Self-play writes its rings from slot 0 on: it fills the empty slots first, then
+    overwrites the records in their order. Their share of the samples falls as self-play's
+    positions join them, and reaches none once self-play has written the capacity. A record's searched root value (for `learner.value_target_mix`) is its
     result, so the mixed target is the result; its ownership and score targets (a buffer
     with them) are those of its last position."""
     capacity = buffer.value.shape[0]
@@ -236,8 +236,10 @@ def seed_replay(buffer: ReplayBuffer, data: Positions, num_shards: int) -> Repla
     count = per_shard * num_shards
     num_actions = buffer.policy.shape[1]
     index = np.arange(count)
-    # Slot i of shard d: global row d * (N / D) + i.
-    rows = (index // per_shard) * (capacity // num_shards) + index % per_shard
+    # The last per_shard slots of each ring: slot N / D - per_shard + i of shard d, global row
+    # d * (N / D) + N / D - per_shard + i.
+    ring = capacity // num_shards
+    rows = (index // per_shard) * ring + ring - per_shard + index % per_shard
     chosen = np.arange(len(data))[-count:]
     host = jax.device_get(buffer)
     fields = {

@@ -164,6 +164,10 @@ def test_records_seed_the_replay(connect_four, records_file):
     np.testing.assert_array_equal(np.asarray(seeded.value)[:50], data.train.value[-100:-50])
     small = record_data.seed_replay(replay.init(4000, (6, 7, 2), 7), data.train, num_shards=1)
     assert int(small.size) == len(data.train) and int(small.next_index) == 0
+    # At the end of the ring: self-play (from slot 0) fills the empty slots first.
+    assert np.isnan(np.asarray(small.value)[: 4000 - len(data.train)]).all()
+    np.testing.assert_array_equal(np.asarray(small.value)[-len(data.train) :], data.train.value)
+    np.testing.assert_array_equal(np.asarray(small.player)[-len(data.train) :], data.train.mover)
 
 
 def test_bad_records_are_skipped_or_refused(tmp_path, connect_four, played):
