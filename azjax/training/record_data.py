@@ -57,7 +57,9 @@ class Positions:
         """[len(index), A] float32 policy targets of the positions `index`."""
         if self.policy is not None:
             return self.policy[index]
-        return np.eye(num_actions, dtype=np.float32)[self.action[index]]
+        targets = np.zeros((len(index), num_actions), np.float32)
+        targets[np.arange(len(index)), self.action[index]] = 1.0
+        return targets
 
 
 @dataclasses.dataclass(frozen=True)
