@@ -26,9 +26,9 @@ from azjax.config.files import (  # noqa: F401
 
 # The key tables (resumable, gating, added, tunable), re-exported.
 from azjax.config.keys import (  # noqa: F401
-    KEYS,
     ADDED_KEYS,
     GATING_KEYS,
+    KEYS,
     OLD_VALUES,
     RESUMABLE_KEYS,
     TUNABLE_KEYS,

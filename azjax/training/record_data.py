@@ -228,9 +228,10 @@ def seed_replay(buffer: ReplayBuffer, data: Positions, num_shards: int) -> Repla
 
     Self-play writes its rings from slot 0 on: it fills the empty slots first, then
     overwrites the records in their order. Their share of the samples falls as self-play's
-    positions join them, and reaches none once self-play has written the capacity. A record's searched root value (for `learner.value_target_mix`) is its
-    result, so the mixed target is the result; its ownership and score targets (a buffer
-    with them) are those of its last position."""
+    positions join them, and reaches none once self-play has written the capacity. A
+    record's searched root value (for `learner.value_target_mix`) is its result, so the
+    mixed target is the result; its ownership and score targets (a buffer with them) are
+    those of its last position's."""
     capacity = buffer.value.shape[0]
     per_shard = min(len(data) // num_shards, capacity // num_shards)
     if per_shard == 0:
