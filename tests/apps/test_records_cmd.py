@@ -114,18 +114,19 @@ def test_fairy_stockfish_records_survive_ctrl_c_and_resume(tmp_path):
 
 def test_bad_input_is_one_line(capsys, tmp_path):
     (tmp_path / "file").write_text("")
+    gnugo = gnugo_spec(0)  # GNU Go by its path (/usr/games is not on every PATH)
     go = ["records", "--game", "go_9x9", "--games", "2", "--out", tmp_path / "out"]
     cases = [
-        (["records", "--game", "chess", "--players", "gtp:gnugo", "--games", "2", "--out", "x"],
+        (["records", "--game", "chess", "--players", gnugo, "--games", "2", "--out", "x"],
          "unknown game 'chess'"),
         ([*go, "--players", "random"], "bad engine spec 'random'"),
         ([*go, "--players", "gtp:no-such-engine-here"], "engine program not found"),
         ([*go, "--players", "uci:fairy-stockfish"], "cannot play go_9x9"),
-        ([*go, "--players", "gtp:gnugo", "gtp:gnugo", "gtp:gnugo"], "one or two engine specs"),
-        ([*go, "--players", "gtp:gnugo", "--format", "pgn"], "pgn records hold xiangqi"),
-        ([*go, "--players", "gtp:gnugo", "--opening-plies", "500"], "opening plies"),
-        ([*go[:-1], tmp_path / "file", "--players", "gtp:gnugo"], "is a file"),
-        ([*go[:3], "--games", "0", "--out", "x", "--players", "gtp:gnugo"], "--games"),
+        ([*go, "--players", gnugo, gnugo, gnugo], "one or two engine specs"),
+        ([*go, "--players", gnugo, "--format", "pgn"], "pgn records hold xiangqi"),
+        ([*go, "--players", gnugo, "--opening-plies", "500"], "opening plies"),
+        ([*go[:-1], tmp_path / "file", "--players", gnugo], "is a file"),
+        ([*go[:3], "--games", "0", "--out", "x", "--players", gnugo], "--games"),
     ]  # fmt: skip
     for argv, fragment in cases:
         assert_user_error(capsys, argv, fragment)
