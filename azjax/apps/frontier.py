@@ -28,6 +28,9 @@ measures each checkpoint's share of moves worse than perfect play on N seeded po
 next, so that a study cut short holds a frontier over its lower budgets. Everything
 resumes: a size trained to a point is not trained again, a rating row in
 `DIR/ratings.jsonl` is not played again, and an interrupted run resumes from its checkpoint.
+A study grows in place: rerun
+with a larger `--budget` and as many more `--decades` (the lowest point unchanged, everything
+else equal), and its trained points and ratings stay while the new points are trained on.
 `--only SIZE` trains one size, so that machines sharing `DIR` split the sizes among them;
 `--stage rate` and `--stage report` then run once. The report (`DIR/report.md`,
 `DIR/frontier.png`) is `frontier_fit`'s: the ratings, the frontier, its slopes with
@@ -110,9 +113,8 @@ def plan(settings: dict) -> dict[str, dict]:
     network's single iteration is not a small budget), and points that fall on the same
     iteration keep the first."""
     count = settings["per_decade"] * settings["decades"] + 1
-    budgets = [
-        settings["budget"] * 10 ** ((k - count + 1) / settings["per_decade"]) for k in range(count)
-    ]
+    lowest = _lowest(settings)  # counted from the lowest point, which a grown study keeps
+    budgets = [lowest * 10 ** (k / settings["per_decade"]) for k in range(count)]
     schedule = {}
     for size in settings["sizes"]:
         per_iteration, parameters = _iteration_flops(_size_config(settings, size))
@@ -132,20 +134,43 @@ def plan(settings: dict) -> dict[str, dict]:
     return schedule
 
 
+def _lowest(settings: dict) -> float:
+    return settings["budget"] / 10 ** settings["decades"]
+
+
+def _grows(saved: dict, settings: dict) -> bool:
+    """Whether `settings` extend the study `saved` to a larger budget over the same points:
+    more decades, the same lowest point, everything else equal."""
+    same = {k: v for k, v in saved.items() if k not in ("budget", "decades")}
+    return (
+        same == {k: v for k, v in settings.items() if k not in ("budget", "decades")}
+        and settings["decades"] > saved["decades"]
+        and math.isclose(_lowest(settings), _lowest(saved), rel_tol=1e-9)
+    )
+
+
 def _open(directory: Path, settings: dict) -> dict:
-    """The study's settings, written the first time; a rerun must give the same ones."""
+    """The study's settings, written the first time; a rerun must give the same ones, or
+    grow the study (a larger budget over more decades, the lowest point kept)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / SETTINGS
+    settings = json.loads(json.dumps(settings))
     if path.exists():
         saved = json.loads(path.read_text())
-        if saved != json.loads(json.dumps(settings)):
+        if saved == settings:
+            return settings
+        if not _grows(saved, settings):
             changed = sorted(k for k in settings if saved.get(k) != settings[k])
             raise UserError(
                 f"{directory} holds a study with other settings ({', '.join(changed)}); "
-                "use a new --dir"
+                "use a new --dir, or grow it: a larger --budget and as many more --decades"
             )
-    else:
-        path.write_text(json.dumps(settings, indent=1) + "\n")
+        print(
+            f"growing the study from {saved['budget']:.2g} to {settings['budget']:.2g} FLOPs; "
+            "its trained points and ratings stay",
+            flush=True,
+        )
+    write_atomically(path, (json.dumps(settings, indent=1) + "\n").encode())
     return settings
 
 
@@ -171,9 +196,10 @@ def train_sizes(
                 continue
             config = _size_config(settings, size)
             config.train.num_iterations = iteration
-            # Every point kept, beside at most 20 periodic saves for crash safety.
+            # Every point kept, beside at most 20 periodic saves for crash safety (and the
+            # saves of a study that has grown since).
             config.train.checkpoint_every = max(1, last // 20)
-            config.train.keep_checkpoints = len(points) + 22
+            config.train.keep_checkpoints = len(points) + 22 + len(_checkpoints(workdir))
             print(f"[{size}] point {point}: training to iteration {iteration}", flush=True)
             train.train(config, workdir, progress="none", quiet=True)
         compile_cache.release()  # the next size compiles programs of its own

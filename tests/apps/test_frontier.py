@@ -1,6 +1,6 @@
 """The frontier study end to end at toy size: sizes trained to one FLOP budget with
 checkpoints on the geometric schedule, every checkpoint rated on one scale, the report; a
-rerun resumes and does nothing twice."""
+rerun resumes and does nothing twice, and a study grows in place."""
 
 import json
 
@@ -95,6 +95,21 @@ def test_the_study_trains_rates_reports_and_resumes(tmp_path, capsys):
     argv += ["--simulations", "2,8"] + [f"--config.{k}={v}" for k, v in TINY.items()]
     assert main(argv) == 0
     assert "Compute frontier" in capsys.readouterr().out
+
+    # The study grows in place: a tenfold budget over one more decade keeps what was trained
+    # and rated (metrics and rows unchanged) and trains and rates only the new point.
+    grown = frontier.run_frontier("tic_tac_toe", folder, **{**STUDY, "budget": 3e10, "decades": 2})
+    assert grown[: len(rows)] == rows
+    assert {r["point"] for r in grown[len(rows) :]} == {2}
+    assert {r["size"] for r in grown[len(rows) :]} == set(SIZES)
+    for size in SIZES:
+        metrics = (folder / "runs" / size / "metrics.jsonl").read_text()
+        assert metrics.startswith(before[size]) and len(metrics) > len(before[size])
+        assert set(schedule[size]["points"].values()) <= set(
+            directory.list_checkpoints(folder / "runs" / size)
+        )
+    with pytest.raises(UserError, match="other settings \\(budget, decades\\)"):
+        frontier.run_frontier("tic_tac_toe", folder, **{**STUDY, "budget": 3e11, "decades": 2})
 
 
 def test_the_command_line_refuses_bad_input(tmp_path, capsys):
