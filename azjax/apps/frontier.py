@@ -191,15 +191,15 @@ def train_sizes(
         for point, iteration in points.items():
             if up_to is not None and point > up_to:
                 break
-            done = workdir.exists() and iteration in _checkpoints(workdir)
-            if done:
-                continue
+            saved = _checkpoints(workdir) if workdir.exists() else []
+            if iteration in saved or (saved and max(saved) > iteration):
+                continue  # trained (a study grown since keeps its points' ratings)
             config = _size_config(settings, size)
             config.train.num_iterations = iteration
-            # Every point kept, beside at most 20 periodic saves for crash safety (and the
+            # Every point kept, beside about 20 periodic saves for crash safety (and the
             # saves of a study that has grown since).
-            config.train.checkpoint_every = max(1, last // 20)
-            config.train.keep_checkpoints = len(points) + 22 + len(_checkpoints(workdir))
+            config.train.checkpoint_every = every = max(1, last // 20)
+            config.train.keep_checkpoints = len(points) + last // every + 1 + len(saved)
             print(f"[{size}] point {point}: training to iteration {iteration}", flush=True)
             train.train(config, workdir, progress="none", quiet=True)
         compile_cache.release()  # the next size compiles programs of its own
