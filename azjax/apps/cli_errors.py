@@ -64,9 +64,12 @@ def one_line(error: BaseException) -> tuple[str, int, bool] | None:
         # A server stopped answering outside a checkpoint save: the bucket (metrics,
         # TensorBoard) or, in a multi-host run, another process (a collective between them
         # failed) or the coordination service (DEADLINE_EXCEEDED).
-        lost = "another process of this run" if is_lost_peer(error) else "a server"
+        if is_lost_peer(error):  # a collective's peer closed: a process, not storage
+            lost = f"another process of this run ({first_line(error)})"
+        else:
+            lost = f"a server (storage or another host: {first_line(error)})"
         return (
-            f"lost the connection to {lost} (storage or another host: {first_line(error)}); "
+            f"lost the connection to {lost}; "
             "what was saved is kept: run the same command again (on every host) to resume",
             1,
             True,
