@@ -1,4 +1,10 @@
-"""Tree search: the only module that calls mctx.
+"""Tree search: PUCT and Gumbel over mctx's trees.
+
+Every PUCT search, with tree reuse or without, runs one loop, `Search.puct`: mctx's steps
+(`mctx_vendored`: simulate, expand, backward) from a tree that holds the carried subtree or
+nothing, choosing at each node by `puct_selection`, the place to change the selection rule.
+From an empty tree it gives `mctx.muzero_policy`'s result bit for bit
+(tests/core/test_tree_reuse.py). Gumbel search is `mctx.gumbel_muzero_policy`.
 
 Conventions (see docs/architecture.md): the game `State` is the mctx embedding; the reward of an
 edge is the outcome for the player who moved; a terminal child has value 0 and discount 0,
@@ -34,6 +40,7 @@ __all__ = [
     "make_search",
     "mask_logits",
     "network_evaluator",
+    "puct_selection",
     "qtransform_min_max",
     "qtransform_parent_value",
     "rollout_evaluator",
@@ -55,6 +62,21 @@ class SearchParams:
 def mask_logits(logits: Array, legal_action_mask: Array) -> Array:
     """Sets the logits of illegal actions to the lowest float, so their prior is 0."""
     return jnp.where(legal_action_mask, logits, jnp.finfo(logits.dtype).min)
+
+
+def puct_selection(params: "SearchParams", qtransform: Callable) -> Callable:
+    """The selection rule at every node of a PUCT search: AlphaZero's
+    argmax(Q + pb_c * prior * sqrt(N) / (1 + n)), mctx's `muzero_action_selection`, with
+    pb_c = pb_c_init + log((N + pb_c_base + 1) / pb_c_base).
+
+    Returns `select(key, tree, node_index, depth) -> action [B]` (mctx's
+    `ActionSelectionFn`); a new rule returns a function of the same signature."""
+    return functools.partial(
+        mctx.muzero_action_selection,
+        pb_c_base=params.pb_c_base,
+        pb_c_init=params.pb_c_init,
+        qtransform=qtransform,
+    )
 
 
 def qtransform_parent_value(tree: mctx.Tree, node_index: Array) -> Array:
@@ -105,7 +127,8 @@ def make_search(
       game: the game whose `State` is the search embedding.
       evaluate: prior and value for a batch of states (see module docstring).
       num_simulations: simulations per move (static).
-      algorithm: "puct" (AlphaZero, `mctx.muzero_policy`) or "gumbel" (`gumbel_muzero_policy`).
+      algorithm: "puct" (AlphaZero: `Search.puct`, `mctx.muzero_policy`'s search) or "gumbel"
+        (`mctx.gumbel_muzero_policy`).
       max_num_considered_actions: Gumbel root sampling width (static).
       qtransform: PUCT's Q-value transform (Gumbel uses mctx's completed-Q transform).
       params: the tunable scalars used when a call passes none (default: `SearchParams()`).
@@ -198,6 +221,12 @@ class Search:
         return dataclasses.replace(self, num_simulations=num_simulations)
 
     def recurrent_fn(self, variables, key: PRNGKey, action: Array, states: State):
+        """mctx's model step for a batch of expanded nodes: plays `action` [B] in `states`
+        [B] with the game's rules (the states are the node embeddings) and evaluates the
+        positions reached. The edge's reward is the outcome for the player who moved, its
+        discount -1 (turns alternate) or 0 at a terminal position, whose value is 0; the
+        prior logits are masked to the legal moves. Returns (`mctx.RecurrentFnOutput`,
+        next states)."""
         game = self.game
         next_states = jax.vmap(game.step)(states, action)
         logits, value = self.evaluate(variables, next_states, key)
@@ -229,24 +258,10 @@ class Search:
         )
         invalid_actions = ~states.legal_action_mask
         gumbel = None  # Gumbel's `mctx.PolicyOutput`
-        if self.tree_reuse or self.forced_playouts:
+        if self.algorithm == "puct":  # one path, from the carried tree or an empty one
             if tree is None:
                 tree = self.empty_tree(states)
-            search_tree = self._grow(variables, search_key, root, invalid_actions, params, tree)
-        elif self.algorithm == "puct":
-            search_tree = mctx.muzero_policy(
-                variables,
-                search_key,
-                root,
-                self.recurrent_fn,
-                self.num_simulations,
-                invalid_actions=invalid_actions,
-                dirichlet_alpha=params.dirichlet_alpha,
-                dirichlet_fraction=params.dirichlet_fraction,
-                pb_c_init=params.pb_c_init,
-                pb_c_base=params.pb_c_base,
-                qtransform=self.qtransform,
-            ).search_tree
+            search_tree = self.puct(variables, search_key, root, invalid_actions, params, tree)
         else:
             gumbel = mctx.gumbel_muzero_policy(
                 variables,
@@ -281,10 +296,11 @@ class Search:
             action_value=take(summary.qvalues, action),
         )
 
-    def _grow(self, variables, key, root, invalid_actions, params, tree):
+    def puct(self, variables, key, root, invalid_actions, params, tree):
         """PUCT search from `tree` (mctx's `muzero_policy` and `search`, with the root taken
         from the tree where it holds one): the same keys, noise and steps as mctx, so an
-        empty tree gives mctx's own result (tests/core/test_tree_reuse.py)."""
+        empty tree gives mctx's own result (tests/core/test_tree_reuse.py). Every node
+        chooses by `puct_selection`; forced playouts change the root's choice."""
         _, noise_key, key = jax.random.split(key, 3)
         batch_size = root.value.shape[0]
         carried = tree.node_visits[:, mctx.Tree.ROOT_INDEX] > 0
@@ -308,12 +324,7 @@ class Search:
         kept = tree.replace(children_prior_logits=tree.children_prior_logits.at[:, 0].set(prior))
         tree = select_rows(carried, kept, fresh).replace(root_invalid_actions=invalid_actions)
 
-        select = functools.partial(
-            mctx.muzero_action_selection,
-            pb_c_base=params.pb_c_base,
-            pb_c_init=params.pb_c_init,
-            qtransform=self.qtransform,
-        )
+        select = puct_selection(params, self.qtransform)
         root_select = select
         if self.forced_playouts:
             root_select = root_selection(select, self.forced_playouts)
@@ -342,7 +353,7 @@ class Search:
         return tree
 
     def empty_tree(self, states: State) -> mctx.Tree:
-        """A tree [B] holding nothing, for the states [B] a search with reuse starts from."""
+        """A tree [B] holding nothing, for the states [B] a search starts from."""
         batch_size = states.terminated.shape[0]
         nodes, actions = self.num_nodes, self.game.num_actions
         batch_node, batch_node_action = (batch_size, nodes), (batch_size, nodes, actions)

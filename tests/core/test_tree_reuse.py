@@ -1,5 +1,6 @@
-"""Tree reuse (`search.Search` with `tree_reuse`): an empty tree searches exactly like mctx's
-`muzero_policy`, and the subtree under a move carries its statistics over exactly."""
+"""PUCT's one path (`search.Search.puct`, with and without tree reuse): from an empty tree it
+searches exactly like mctx's `muzero_policy`, and the subtree under a move carries its
+statistics over exactly."""
 
 import functools
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from azjax import games
-from azjax.core.search import SearchParams, make_search, rollout_evaluator
+from azjax.core.search import SearchParams, make_search, mask_logits, rollout_evaluator
 from azjax.core.search_tree import NODE_ARRAYS
 
 SIMULATIONS = 24
@@ -48,20 +49,48 @@ def _tree_arrays(tree):
     return {name: np.asarray(getattr(tree, name)) for name in NODE_ARRAYS}
 
 
-def test_empty_tree_searches_exactly_like_mctx():
-    _, plain, reuse, reuse_jit, states = _setup()
+def _muzero_policy(search, states, key, params):
+    """mctx's own PUCT search from the root `Search.__call__` makes."""
+    root_key, search_key = jax.random.split(key)
+    logits, value = search.evaluate(None, states, root_key)
+    root = mctx.RootFnOutput(
+        prior_logits=mask_logits(logits, states.legal_action_mask),
+        value=jnp.where(states.terminated, 0.0, value),
+        embedding=states,
+    )
+    return mctx.muzero_policy(
+        None,
+        search_key,
+        root,
+        search.recurrent_fn,
+        search.num_simulations,
+        invalid_actions=~states.legal_action_mask,
+        dirichlet_alpha=params.dirichlet_alpha,
+        dirichlet_fraction=params.dirichlet_fraction,
+        pb_c_init=params.pb_c_init,
+        pb_c_base=params.pb_c_base,
+        qtransform=search.qtransform,
+    )
+
+
+def test_every_puct_search_is_mctx_muzero_policy_from_an_empty_tree():
+    """With and without tree reuse: the same move, policy target, value and tree as mctx."""
+    game, plain, reuse, reuse_jit, states = _setup()
     key = jax.random.PRNGKey(7)
-    expected = plain(None, states, key, NOISY)
-    got = reuse_jit(None, states, key, NOISY, reuse.empty_tree(states))
-    np.testing.assert_array_equal(got.action, expected.action)
-    np.testing.assert_array_equal(got.action_weights, expected.action_weights)
-    np.testing.assert_array_equal(got.value, expected.value)
+    mctx_search = make_search(game, rollout_evaluator(game), num_simulations=SIMULATIONS)
+    expected = jax.jit(_muzero_policy, static_argnums=0)(mctx_search, states, key, NOISY)
+    summary = expected.search_tree.summary()
+    policy = np.where(np.asarray(states.legal_action_mask), np.asarray(summary.visit_probs), 0)
     nodes = SIMULATIONS + 1
-    assert got.tree.node_visits.shape[1] == 2 * SIMULATIONS + 1
-    for name, want in _tree_arrays(expected.tree).items():
-        have = np.asarray(getattr(got.tree, name))
-        np.testing.assert_array_equal(have[:, :nodes], want, err_msg=name)
-    assert not np.any(np.asarray(got.tree.node_visits)[:, nodes:])  # nothing beyond
+    for got in (plain(None, states, key, NOISY), reuse_jit(None, states, key, NOISY)):
+        np.testing.assert_array_equal(got.action, np.argmax(policy, axis=-1))
+        np.testing.assert_array_equal(got.action_weights, policy)
+        np.testing.assert_array_equal(got.value, summary.value)
+        for name, want in _tree_arrays(expected.search_tree).items():
+            have = np.asarray(getattr(got.tree, name))
+            np.testing.assert_array_equal(have[:, :nodes], want, err_msg=name)
+        assert not np.any(np.asarray(got.tree.node_visits)[:, nodes:])  # nothing beyond
+    assert reuse_jit(None, states, key, NOISY).tree.node_visits.shape[1] == 2 * SIMULATIONS + 1
 
 
 def _walk(tree, row, node):
