@@ -82,6 +82,8 @@ def test_a_game_is_played_through_the_api(served, game):
         assert f"result: {view['result']}" in record
         if game == "xiangqi":
             assert "fen: rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w" in record
+        if game == "hex_5x5":
+            assert "rules: 5x5, Black joins top and bottom, White left and right, no swap" in record
 
 
 def test_turns_illegal_moves_and_take_backs(served):
