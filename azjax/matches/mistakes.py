@@ -41,6 +41,7 @@ from azjax.types import Array, PRNGKey, UserError
 RANDOM_FRACTION = (0.1, 0.5)  # the range of each game's share of random moves
 GAME_DEPTH = 6  # plies the position games' solver searches (beyond: bitbully's rollout)
 HEX_FIRST_PLY = {5: 3}  # Hex board size -> the first ply that gives positions (default 0)
+HEX_MAX_MISSES = 1000  # Hex position games in a row without a new position before giving up
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,13 +85,15 @@ class Positions:
         return jax.jit(_replay, static_argnums=0)(game, jnp.asarray(moves), jnp.asarray(counts))
 
 
-def make_positions(count: int, *, seed: int, solver: Solver | None = None,
-                   game: Game | None = None) -> Positions:  # fmt: skip
+def make_positions(
+    count: int, *, seed: int, solver: Solver | None = None, game: Game | None = None
+) -> Positions:
     """`count` distinct positions of `game` (default Connect Four; or Hex up to 5x5) from
     varied play, each move solved; the same for a seed.
 
     Raises:
-      UserError: `count` below 1, or a game no solver solves.
+      UserError: `count` below 1, a game no solver solves, or a small Hex board with
+        fewer distinct positions than `count`.
       ModuleNotFoundError: Connect Four without bitbully (the message names the solver extra).
     """
     if count < 1:
@@ -133,7 +136,13 @@ def _hex_positions(game: Game, count: int, *, seed: int) -> Positions:
     first_ply = HEX_FIRST_PLY.get(game.size, 0)
     start = game.init(jax.random.PRNGKey(0))
     found = {}  # the board (and whose move) -> (moves, state)
+    misses = 0  # games in a row that gave no new position (small boards run out)
     while len(found) < count:
+        if misses >= HEX_MAX_MISSES:
+            raise UserError(
+                f"{game!r} gave {len(found)} distinct positions in its position games, "
+                f"fewer than the {count} asked for; ask for fewer"
+            )
         fraction = rng.uniform(*RANDOM_FRACTION)
         state, moves, states = start, [], []
         while not bool(state.terminated):
@@ -146,6 +155,7 @@ def _hex_positions(game: Game, count: int, *, seed: int) -> Positions:
             moves.append(move)
         ply = rng.randrange(first_ply, len(moves))
         seen = (bytes(np.asarray(states[ply].board)), int(states[ply].current_player))
+        misses = 0 if seen not in found else misses + 1
         found.setdefault(seen, (tuple(moves[:ply]), states[ply]))
     scores = np.zeros((count, game.num_actions), np.int32)
     for row, (_, state) in enumerate(found.values()):

@@ -147,6 +147,13 @@ def test_mistakes_positions_of_4x4_hex():
     assert set(np.unique(positions.scores)) == {-1, 0, 1}  # a win or a loss; 0: illegal
 
 
+def test_a_small_board_with_too_few_positions_is_refused():
+    # 2x2 Hex has 23 positions that have not ended: the empty board, 4 with one stone, 12
+    # with two, and 6 with Black's two stones apart and a White stone.
+    with pytest.raises(UserError, match="gave 23 distinct positions .* fewer than the 50"):
+        mistakes.make_positions(50, seed=0, game=Hex(2))
+
+
 def test_an_agent_is_measured_against_perfect_hex(tmp_path):
     config = tiny_config("hex_5x5")
     config.game_kwargs.size = 4

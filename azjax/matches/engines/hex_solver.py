@@ -241,9 +241,7 @@ class HexSolver:
         player = int(state.current_player)
         child = board.copy()
         child[action] = 1 - 2 * player
-        if self.wins(child, 1 - player):
-            return False
-        return not (swap_rule and not board.any() and self._swapped_wins(child))
+        return not self.wins(child, 1 - player)
 
     def _cells_by_centre(self) -> list[int]:
         bits = {bit: cell for cell, bit in enumerate(self._bit)}
