@@ -98,8 +98,8 @@ def _mistakes(args) -> int:
     if args.out:
         mistakes.append_records(args.out, [])  # a file that cannot be written: one line now
     agent = agent_lib.load_agent(args.workdir, step=args.step)
-    mistakes.require_connect_four(agent.game, args.workdir)
-    positions = mistakes.make_positions(args.positions, seed=args.seed)
+    mistakes.require_solved(agent.game, args.workdir)
+    positions = mistakes.make_positions(args.positions, seed=args.seed, game=agent.game)
     for count in args.simulations:
         _stop_if_asked()  # Ctrl-C: after the measurement in flight (its line kept)
         record = mistakes.measure(agent, positions, count, name=args.workdir, seed=args.seed)

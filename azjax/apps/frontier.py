@@ -20,9 +20,9 @@ robin among them (`DIR/eval_anchors/`, `evaluation.calibrate`), the first MCTS a
 Every checkpoint then plays `--games` games against each anchor at each `--simulations`
 (half as first player, 2 random opening plies seeded by the study's seed) and is rated with
 the anchors held fixed (`ratings.anchors.estimate`): one scale for every size, budget and
-simulation count, each Elo with its 95% interval. For Connect Four `--mistakes N` also
-measures each checkpoint's share of moves worse than perfect play on N seeded positions
-(`matches.mistakes`; the `[solver]` extra).
+simulation count, each Elo with its 95% interval. For Connect Four (the `[solver]` extra)
+and Hex to 5x5 `--mistakes N` also measures each checkpoint's share of moves worse than
+perfect play on N seeded positions (`matches.mistakes`).
 
 `--stage all` goes point by point: every size trained to a point, then rated, before the
 next, so that a study cut short holds a frontier over its lower budgets. Everything
@@ -243,7 +243,9 @@ def rate(directory: Path, settings: dict, schedule: dict) -> list[dict]:
     done = {(r["size"], r["point"], r["simulations"]) for r in rows}
     positions = None
     if settings["mistakes"]:
-        positions = mistakes_lib.make_positions(settings["mistakes"], seed=settings["seed"])
+        positions = mistakes_lib.make_positions(
+            settings["mistakes"], seed=settings["seed"], game=build.make_game(config)
+        )
     for size in settings["sizes"]:
         workdir = directory / "runs" / size
         trained = set(_checkpoints(workdir))
@@ -401,7 +403,7 @@ def run_frontier(
         raise UserError(f"--only {only!r} is not one of the sizes ({', '.join(sizes)})")
     base = apply_overrides(load_config(config_path), base_overrides or {})  # errors first
     if mistakes:
-        mistakes_lib.require_connect_four(build.make_game(base), config_path or "connect_four")
+        mistakes_lib.require_solved(build.make_game(base), config_path or "connect_four")
     settings = _open(
         Path(directory),
         {

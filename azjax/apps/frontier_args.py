@@ -79,7 +79,7 @@ def add_parser(commands, count, even_count) -> argparse.ArgumentParser:
         "--mistakes",
         type=count(0, 100_000),
         default=0,
-        help="Connect Four: positions on which moves worse than perfect play are counted",
+        help="Connect Four, Hex to 5x5: positions on which moves worse than perfect play count",
     )
     frontier.add_argument("--seed", type=count(0), default=0)
     frontier.add_argument(

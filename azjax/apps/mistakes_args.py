@@ -25,7 +25,8 @@ def add_parser(commands, count, agent_arguments) -> argparse.ArgumentParser:
     integers and `agent_arguments(command, help)` adds `--workdir RUN` or `--agent NAME`."""
     mistakes = commands.add_parser(
         "mistakes",
-        help="a Connect Four agent's share of moves worse than perfect play (the solver extra)",
+        help="a Connect Four (the solver extra) or Hex (to 5x5) agent's share of moves worse "
+        "than perfect play",
     )
     agent_arguments(mistakes, "run directory or checkpoint path")
     mistakes.add_argument("--step", type=count(0), default=None, help="the checkpoint's iteration")

@@ -34,6 +34,9 @@ _REGISTRY: dict[str, tuple[str, str, dict]] = {
     "go_13x13": ("azjax.games.go", "Go", {"size": 13}),
     "go_19x19": ("azjax.games.go", "Go", {"size": 19}),
     "xiangqi": ("azjax.games.xiangqi", "Xiangqi", {}),
+    "hex_5x5": ("azjax.games.hex", "Hex", {"size": 5}),
+    "hex_7x7": ("azjax.games.hex", "Hex", {"size": 7}),
+    "hex_11x11": ("azjax.games.hex", "Hex", {"size": 11}),
 }
 
 

@@ -1,9 +1,10 @@
-"""Mistakes against perfect play in Connect Four: the share of positions in which an agent's
-move has a worse solved outcome (win, draw or loss) than the best move's.
+"""Mistakes against perfect play in Connect Four and small Hex: the share of positions in
+which an agent's move has a worse solved outcome (win, draw or loss) than the best move's.
 
     positions = make_positions(1000, seed=0)    # the same positions for every agent
     record = measure(agent, positions, 32, name="runs/c4")
     print(format_record(record))                # mistakes, share and its 95% interval
+    make_positions(1000, seed=0, game=games.make("hex_5x5"))   # Hex, 2x2 to 5x5
 
 The positions come from games whose moves are random with a probability drawn per game
 (`RANDOM_FRACTION`) and otherwise the best of a shallow solver search (`GAME_DEPTH` plies,
@@ -12,6 +13,11 @@ before its end, so every phase of the game is represented; a position met again 
 skipped. The solver (`engines.solver`, bitbully) then scores every move of each position.
 An agent's move is its search's at S simulations, or the raw network's most likely legal
 move at S = 0, all positions in one batched search. `azjax mistakes` is the command line.
+
+Hex (`engines.hex_solver`, exact) plays its position games the same way with the solver's
+best move (the winning move nearest the centre) for the shallow search, and every move is
+a win or a loss. On 5x5 the first `HEX_FIRST_PLY` plies are random and give no positions:
+each of those positions takes the solver up to a minute (a later one, seconds).
 """
 
 import dataclasses
@@ -26,23 +32,28 @@ from azjax import games
 from azjax.config import build
 from azjax.games import Game, State
 from azjax.matches.agent import Agent
+from azjax.matches.engines.hex_solver import MAX_SIZE as HEX_MAX_SIZE
+from azjax.matches.engines.hex_solver import HexSolver
 from azjax.matches.engines.solver import Solver
 from azjax.stats import wilson_interval
 from azjax.types import Array, PRNGKey, UserError
 
 RANDOM_FRACTION = (0.1, 0.5)  # the range of each game's share of random moves
 GAME_DEPTH = 6  # plies the position games' solver searches (beyond: bitbully's rollout)
+HEX_FIRST_PLY = {5: 3}  # Hex board size -> the first ply that gives positions (default 0)
+HEX_MAX_MISSES = 1000  # Hex position games in a row without a new position before giving up
 
 
 @dataclasses.dataclass(frozen=True)
 class Positions:
-    """Connect Four positions that have not ended, with every move solved.
+    """Positions that have not ended, with every move solved.
 
     Attributes:
-      moves: each position's columns played from the start.
-      scores: [N, 7] int32 the solver's score of each column (0 where the column is full).
-      legal: [N, 7] bool the columns with room.
-      solver: the solver's version (bitbully's).
+      moves: each position's actions played from the start.
+      scores: [N, A] int32 the solver's score of each action (0 where it is illegal): its
+        sign is the outcome for the mover.
+      legal: [N, A] bool the legal actions.
+      solver: the solver and its version.
     """
 
     moves: list[tuple[int, ...]]
@@ -55,7 +66,7 @@ class Positions:
 
     def outcomes(self, actions) -> np.ndarray:
         """[N] int the solved outcome of playing `actions` [N] (+1 win, 0 draw, -1 loss for
-        the mover; -2 for a full column)."""
+        the mover; -2 for an illegal action, a full column)."""
         rows, actions = np.arange(len(self)), np.asarray(actions)
         outcome = np.sign(self.scores[rows, actions])
         return np.where(self.legal[rows, actions], outcome, -2)
@@ -74,15 +85,22 @@ class Positions:
         return jax.jit(_replay, static_argnums=0)(game, jnp.asarray(moves), jnp.asarray(counts))
 
 
-def make_positions(count: int, *, seed: int, solver: Solver | None = None) -> Positions:
-    """`count` distinct positions from varied play, each move solved; the same for a seed.
+def make_positions(
+    count: int, *, seed: int, solver: Solver | None = None, game: Game | None = None
+) -> Positions:
+    """`count` distinct positions of `game` (default Connect Four; or Hex up to 5x5) from
+    varied play, each move solved; the same for a seed.
 
     Raises:
-      UserError: `count` below 1.
-      ModuleNotFoundError: bitbully is not installed (the message names the solver extra).
+      UserError: `count` below 1, a game no solver solves, or a small Hex board with
+        fewer distinct positions than `count`.
+      ModuleNotFoundError: Connect Four without bitbully (the message names the solver extra).
     """
     if count < 1:
         raise UserError(f"the positions must be at least 1, got {count}")
+    if game is not None and games.family_of(game) != "connect_four":
+        require_solved(game, game.name)
+        return _hex_positions(game, count, seed=seed)
     solver = solver or Solver()
     player = Solver()  # its own: a shallow search's scores depend on what it searched before
     rng = random.Random(seed)
@@ -112,10 +130,52 @@ def make_positions(count: int, *, seed: int, solver: Solver | None = None) -> Po
     return Positions(moves, scores, legal, f"bitbully {solver.version}")
 
 
-def require_connect_four(game: Game, name: str) -> None:
-    """Raises UserError unless `game` is Connect Four (the solved game)."""
-    if games.family_of(game) != "connect_four":
-        raise UserError(f"mistakes are measured in connect_four only; {name} plays {game.name}")
+def _hex_positions(game: Game, count: int, *, seed: int) -> Positions:
+    """`make_positions` for Hex: the position games' best moves are the exact solver's."""
+    solver, step, rng = HexSolver(game.size), jax.jit(game.step), random.Random(seed)
+    first_ply = HEX_FIRST_PLY.get(game.size, 0)
+    start = game.init(jax.random.PRNGKey(0))
+    found = {}  # the board (and whose move) -> (moves, state)
+    misses = 0  # games in a row that gave no new position (small boards run out)
+    while len(found) < count:
+        if misses >= HEX_MAX_MISSES:
+            raise UserError(
+                f"{game!r} gave {len(found)} distinct positions in its position games, "
+                f"fewer than the {count} asked for; ask for fewer"
+            )
+        fraction = rng.uniform(*RANDOM_FRACTION)
+        state, moves, states = start, [], []
+        while not bool(state.terminated):
+            states.append(state)
+            if len(moves) < first_ply or rng.random() < fraction:
+                move = rng.choice(np.flatnonzero(np.asarray(state.legal_action_mask)).tolist())
+            else:
+                move = solver.best(state)
+            state = step(state, jnp.int32(move))
+            moves.append(move)
+        ply = rng.randrange(first_ply, len(moves))
+        seen = (bytes(np.asarray(states[ply].board)), int(states[ply].current_player))
+        misses = 0 if seen not in found else misses + 1
+        found.setdefault(seen, (tuple(moves[:ply]), states[ply]))
+    scores = np.zeros((count, game.num_actions), np.int32)
+    for row, (_, state) in enumerate(found.values()):
+        for action, outcome in solver.outcomes(state).items():
+            scores[row, action] = outcome
+    legal = np.stack([np.asarray(state.legal_action_mask) for _, state in found.values()])
+    moves = [played for played, _ in found.values()]
+    return Positions(moves, scores, legal, f"azjax hex_solver {game.size}x{game.size}")
+
+
+def require_solved(game: Game, name: str) -> None:
+    """Raises UserError unless a solver plays `game` perfectly: Connect Four (bitbully) or
+    Hex up to 5x5 (`engines.hex_solver`)."""
+    family = games.family_of(game)
+    if family == "connect_four" or (family == "hex" and game.size <= HEX_MAX_SIZE):
+        return
+    raise UserError(
+        f"mistakes are measured in connect_four and in hex up to {HEX_MAX_SIZE}x{HEX_MAX_SIZE}"
+        f" only; {name} plays {game.name} ({game!r})"
+    )
 
 
 def agent_actions(agent: Agent, states: State, simulations: int, key: PRNGKey) -> np.ndarray:
@@ -133,7 +193,7 @@ def agent_actions(agent: Agent, states: State, simulations: int, key: PRNGKey) -
 def measure(agent: Agent, positions: Positions, simulations: int, *, name: str, seed: int = 0):
     """The agent's mistakes on `positions` at `simulations` (0: the raw network), as a record
     (a JSON line of `azjax mistakes --out`)."""
-    require_connect_four(agent.game, name)
+    require_solved(agent.game, name)
     states = positions.states(agent.game)
     key = jax.random.fold_in(jax.random.PRNGKey(seed), simulations)
     actions = agent_actions(agent, states, simulations, key)

@@ -106,7 +106,7 @@ def test_bad_mistakes_input_is_one_line(capsys, c4_run, go_run, tmp_path):
     assert_user_error(capsys, [*base, "--simulations", "0,x"], "--simulations")
     assert_user_error(capsys, [*base, "--simulations", "-1"], "--simulations")
     assert_user_error(
-        capsys, ["mistakes", "--workdir", go_run], "connect_four only", "plays go_9x9"
+        capsys, ["mistakes", "--workdir", go_run], "in hex up to 5x5 only", "plays go_9x9"
     )
     assert_user_error(capsys, [*base, "--out", tmp_path / "no" / "such" / "file"], "cannot write")
     assert_user_error(capsys, [*base, "--step", "7"], "does not exist")

@@ -1,4 +1,4 @@
-"""The web board's API (`azjax serve`) over real HTTP: complete games of all six games,
+"""The web board's API (`azjax serve`) over real HTTP: complete games of every game family,
 turns, take-backs, records, analysis, watching two agents, bounded sessions, a fuzz of
 hostile requests that must all get a 4xx or a valid answer, the Host, Origin and body-type
 checks against other sites' pages, and half-sent or abandoned requests over raw sockets."""
@@ -39,7 +39,7 @@ def _play_out(client, game, *, rng, human_side, max_plies):
     return view
 
 
-# Tic-tac-toe and Connect Four in the default suite, the other four in the slow set (CI):
+# Tic-tac-toe and Connect Four in the default suite, the other families in the slow set (CI):
 # each game's server compiles its agent's search (docs/testing.md).
 @pytest.mark.parametrize(
     "game", marked(GAMES, slow=[g for g in GAMES if g not in ("tic_tac_toe", "connect_four")])
@@ -82,6 +82,8 @@ def test_a_game_is_played_through_the_api(served, game):
         assert f"result: {view['result']}" in record
         if game == "xiangqi":
             assert "fen: rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w" in record
+        if game == "hex_5x5":
+            assert "rules: 5x5, Black joins top and bottom, White left and right, no swap" in record
 
 
 def test_turns_illegal_moves_and_take_backs(served):

@@ -51,7 +51,7 @@ def play_random_games(game, key, num_games, *, pass_logit: float = 0.0):
     return jax.device_get(optimized_jit(play)(key))
 
 
-def assert_matches_openspiel(game, spiel_game, num_games, *, seed=0):
+def assert_matches_openspiel(game, spiel_game, num_games, *, seed=0, pass_logit=0.0):
     """Plays random games in azjax, replays them in OpenSpiel and compares every ply.
 
     Compared at every ply up to the end of each game: terminated, rewards (OpenSpiel's
@@ -64,11 +64,14 @@ def assert_matches_openspiel(game, spiel_game, num_games, *, seed=0):
       spiel_game: the OpenSpiel game (`pyspiel.load_game(...)`) with the same action ids.
       num_games: B, games to play.
       seed: seeds the random actions.
+      pass_logit: raises the odds of the last action (`play_random_games`).
 
     Returns:
       (the azjax states [T+1, B] as numpy, the B final OpenSpiel states).
     """
-    actions, states = play_random_games(game, jax.random.key(seed), num_games)
+    actions, states = play_random_games(
+        game, jax.random.key(seed), num_games, pass_logit=pass_logit
+    )
     assert states.terminated[-1].all()
     finals = []
     for index in range(num_games):

@@ -71,7 +71,7 @@ def test_coordinates(played):
         assert {"A", "H", "J", "1", str(game.size)} <= labels
     elif game.name == "xiangqi":
         assert set("abcdefghi") | {str(rank) for rank in range(10)} <= labels
-    elif game.name.startswith(("gomoku", "othello")):
+    elif game.name.startswith(("gomoku", "othello", "hex")):
         assert {"a", "1"} <= labels
 
 

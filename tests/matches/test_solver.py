@@ -157,8 +157,8 @@ def test_an_agent_is_measured_and_plays_in_tournaments(solver, tmp_path):
         assert record["rate_low"] <= record["rate"] <= record["rate_high"]
         assert record["rate"] == record["mistakes"] / 30
         assert "mistakes in 30 positions" in mistakes.format_record(record)
-    with pytest.raises(UserError, match="connect_four only"):
-        mistakes.require_connect_four(games.make("go_9x9"), "a go run")
+    with pytest.raises(UserError, match="connect_four and in hex up to 5x5 only"):
+        mistakes.require_solved(games.make("go_9x9"), "a go run")
     tournament.run(
         tmp_path / "t", [str(run), "solver"], games_per_pair=2, anchor="solver", quiet=True
     )

@@ -8,7 +8,8 @@ and the Connect Four solver (`solver`, bitbully in this process).
 
 `base` holds the guarded subprocess (`EngineProcess`), the player interface (`HostPlayer`)
 and the specs; `gtp_client` and `uci_client` the players of each protocol, `solver` the
-solver's. azjax's own engines, which GUIs and other programs talk to, are in
+solver's; `hex_solver` is azjax's exact solver of small Hex boards (for `mistakes`, not yet a
+player). azjax's own engines, which GUIs and other programs talk to, are in
 `azjax.apps.protocols`.
 """
 
