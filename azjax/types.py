@@ -35,7 +35,7 @@ PRNGKey = jax.Array
 
 
 class Batch(struct.PyTreeNode):
-    """Labelled training samples (a minibatch, or the positions self-play hands to replay)."""
+    """Labelled training samples: a minibatch and its targets (`core/targets.py`)."""
 
     obs: Array  # [B, H, W, C] observation from the mover's view
     policy: Array  # [B, A] float32 search policy target

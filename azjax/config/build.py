@@ -23,7 +23,7 @@ from azjax.core.evaluators import network_evaluator, with_immediate_wins
 from azjax.core.learner import Optimizer, make_schedule
 from azjax.core.networks import Network, make_network
 from azjax.core.search import SearchParams, make_search
-from azjax.core.selfplay import PlayoutCap, ResignRule
+from azjax.core.selfplay import PlayoutCap, ResignRule, SelfPlayRules
 from azjax.core.steps import Hyperparams, Pipeline
 from azjax.games import Game
 from azjax.types import Searcher, UserError
@@ -360,38 +360,40 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
         )
     search = make_searcher(config, game, network, explore=True)
     selfplay = config.selfplay
-    playout_cap = None
+    playout_cap = resign = None
     if selfplay.full_search_fraction < 1.0:
-        playout_cap = PlayoutCap(
-            float(selfplay.full_search_fraction),
-            search.with_simulations(selfplay.cheap_simulations),
-        )
-    resign = None
+        cheap = search.with_simulations(selfplay.cheap_simulations)
+        playout_cap = PlayoutCap(float(selfplay.full_search_fraction), cheap)
     if selfplay.resign:
         resign = ResignRule(
             initial=float(selfplay.resign_threshold),
             no_resign_fraction=float(selfplay.resign_check_fraction),
             target=float(selfplay.resign_false_positives),
         )
+    rules = SelfPlayRules(
+        sample_search_action=config.search.algorithm == "gumbel",
+        playout_cap=playout_cap,
+        resign=resign,
+        draw_adjudication=float(selfplay.draw_adjudication),
+        win_adjudication=float(selfplay.win_adjudication),
+        random_move_fraction=float(selfplay.random_move_fraction),
+        handicap_starts=float(selfplay.handicap_starts),
+        label_ownership=config.learner.ownership_weight > 0,
+        label_score=config.learner.score_weight > 0,
+    )
     return Pipeline(
         game=game,
         eval_game=make_game(config) if config.selfplay.game_kwargs else game,
         network=network,
         search=search,
-        playout_cap=playout_cap,
-        resign=resign,
+        rules=rules,
         value_target_mix=float(config.learner.value_target_mix),
-        draw_adjudication=float(selfplay.draw_adjudication),
-        win_adjudication=float(selfplay.win_adjudication),
-        random_move_fraction=float(selfplay.random_move_fraction),
-        handicap_starts=float(selfplay.handicap_starts),
         kl_target=float(config.learner.kl_target),
         ownership_weight=float(config.learner.ownership_weight),
         score_weight=float(config.learner.score_weight),
         optimizer=make_optimizer(config),
         selfplay_batch_size=config.selfplay.batch_size,
         num_steps=config.selfplay.num_steps,
-        sample_search_action=config.search.algorithm == "gumbel",
         replay_capacity=config.replay.capacity,
         replay_min_size=config.replay.min_size,
         augment=bool(config.replay.augment),

@@ -26,12 +26,15 @@ All functions take the *local* view (one shard); `sharded(mesh, f, ...)` wraps o
 `jax.shard_map` over the `data` axis.
 """
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
 from jax.sharding import Mesh, PartitionSpec
 
+from azjax.core.targets import outcome, policy_target, value_target
 from azjax.types import Array, Batch, PRNGKey
 
 POLICY_DTYPE = jnp.bfloat16
@@ -90,55 +93,63 @@ def init(
     )
 
 
-def write(
-    buffer: ReplayBuffer,
-    obs: Array,
-    policy: Array,
-    player: Array,
-    ended: Array,
-    rewards: Array,
-    lengths: Array,
-    store: Array = True,
-    root_value: Array | None = None,
-    final: dict | None = None,
-    *,
-    max_length: int,
-) -> tuple[ReplayBuffer, Array]:
-    """Writes one ply of every local slot and labels the games that ended with it (local view).
+@struct.dataclass
+class Entry:
+    """What self-play writes to the replay at one ply (`write`): the position each of the b
+    local slots searched, and the labels of the games that ended with this ply's move. The
+    fields are declared here only: `specs` and `write` read them by name."""
+
+    obs: Array  # [b, H, W, C] the positions searched, in the game's compact dtype
+    policy: Array  # [b, A] their search policies (`targets.policy_target` when sampled)
+    player: Array  # [b] their movers
+    ended: Array  # [b] bool the game in the slot ended with this ply's move
+    # [b, 2] per player, what the positions of the games that ended are labelled with
+    # (`targets.game_result`; read only where `ended`).
+    result: Array
+    # [b] int32 stored positions of those games (to label, this one included if stored).
+    lengths: Array
+    # [] bool whether this ply's positions are stored (playout caps store only the full
+    # searches); when not, nothing is written and the games that ended are labelled back
+    # from the last stored ply. The one field not per slot.
+    store: Array = True
+    # [b] their searched root values (stored when the buffer has room for them).
+    root_value: Array | None = None
+    # The auxiliary targets of the games that ended, from player 0's view, for the buffer's
+    # fields: "ownership" [b, P] int8 and "score" [b] float32 of each slot's final position
+    # (read only where `ended`).
+    final: dict = struct.field(default_factory=dict)
+
+    @classmethod
+    def specs(cls) -> "Entry":
+        """Its PartitionSpecs: every field split over `data` but `store`, replicated."""
+        split = PartitionSpec("data")
+        specs = cls(**{field.name: split for field in dataclasses.fields(cls)})
+        return specs.replace(store=PartitionSpec())
+
+
+def write(buffer: ReplayBuffer, entry: Entry, *, max_length: int) -> tuple[ReplayBuffer, Array]:
+    """Writes one ply of every local slot, `entry`, and labels the games that ended with it
+    with their outcome for each position's mover (`targets.outcome`; local view).
 
     Args:
-      obs: [b, H, W, C] the positions searched at this ply (compact dtype), b local slots.
-      policy: [b, A] their search policies.
-      player: [b] their movers.
-      ended: [b] bool, the game in the slot ended with this ply's move.
-      rewards: [b, 2] the final rewards of those games (per player).
-      lengths: [b] int32 stored positions of those games (to label, this one included if
-        stored).
-      store: [] bool whether this ply's positions are stored (playout caps store only the
-        full searches); when not, nothing is written and the games that ended are labelled
-        back from the last stored ply.
-      root_value: [b] the searched root values (kept when the buffer has room for them).
-      final: the auxiliary targets of the games that ended, from player 0's view, for the
-        buffer's fields: "ownership" [b, P] int8 and "score" [b] float32 of each slot's final
-        position (read only where `ended`).
       max_length: the game's longest game (static): how far back a game can reach.
 
     Returns:
       The buffer and [] int32 positions labelled.
     """
-    capacity, slots = buffer.value.shape[0], obs.shape[0]
-    store = jnp.asarray(store, bool)
+    capacity, slots = buffer.value.shape[0], entry.obs.shape[0]
+    store = jnp.asarray(entry.store, bool)
     rows = (buffer.next_index + jnp.arange(slots)) % capacity
     targets = jnp.where(store, rows, capacity)  # out of range: not written
     buffer = buffer.replace(
-        obs=buffer.obs.at[targets].set(obs.astype(buffer.obs.dtype), mode="drop"),
-        policy=buffer.policy.at[targets].set(policy.astype(buffer.policy.dtype), mode="drop"),
-        player=buffer.player.at[targets].set(player.astype(jnp.int8), mode="drop"),
+        obs=buffer.obs.at[targets].set(entry.obs.astype(buffer.obs.dtype), mode="drop"),
+        policy=buffer.policy.at[targets].set(entry.policy.astype(buffer.policy.dtype), mode="drop"),
+        player=buffer.player.at[targets].set(entry.player.astype(jnp.int8), mode="drop"),
         value=buffer.value.at[targets].set(jnp.nan, mode="drop"),
     )
     if buffer.root_value is not None:
         buffer = buffer.replace(
-            root_value=buffer.root_value.at[targets].set(root_value, mode="drop")
+            root_value=buffer.root_value.at[targets].set(entry.root_value, mode="drop")
         )
     if buffer.ownership is not None:
         buffer = buffer.replace(ownership=buffer.ownership.at[targets].set(0, mode="drop"))
@@ -149,17 +160,16 @@ def write(
     last = jnp.where(store, rows, (rows - slots) % capacity)
     back = jnp.arange(max(1, min(capacity // slots, max_length)))
     index = (last[:, None] - back[None, :] * slots) % capacity  # [b, K]
-    label = ended[:, None] & (back[None, :] < lengths[:, None])
+    label = entry.ended[:, None] & (back[None, :] < entry.lengths[:, None])
     movers = buffer.player[index].astype(jnp.int32)
-    outcome = jnp.take_along_axis(rewards, jnp.clip(movers, 0, 1), axis=1)
     rows = jnp.where(label, index, capacity)
-    value = buffer.value.at[rows].set(outcome, mode="drop")
+    value = buffer.value.at[rows].set(outcome(entry.result, movers), mode="drop")
     sign = jnp.where(movers == 1, -1, 1)  # [b, K] player 0's view -> the mover's
     if buffer.score is not None:
-        score = final["score"][:, None] * sign
+        score = entry.final["score"][:, None] * sign
         buffer = buffer.replace(score=buffer.score.at[rows].set(score, mode="drop"))
     if buffer.ownership is not None:
-        ownership = _label_points(buffer.ownership, rows, sign, final["ownership"])
+        ownership = _label_points(buffer.ownership, rows, sign, entry.final["ownership"])
         buffer = buffer.replace(ownership=ownership)
     next_index = jnp.where(store, (buffer.next_index + slots) % capacity, buffer.next_index)
     return buffer.replace(value=value, next_index=next_index), jnp.sum(label, dtype=jnp.int32)
@@ -187,32 +197,28 @@ def _label_points(ownership: Array, rows: Array, sign: Array, final: Array) -> A
 def sample(
     buffer: ReplayBuffer, key: PRNGKey, batch_size: int, decode=None, value_mix: float = 0.0
 ) -> Batch:
-    """`batch_size` labelled positions drawn uniformly with replacement (local view).
-
-    The value target is the game's outcome z for the mover, or with `value_mix` w (a buffer
-    with root values) `(1 - w) z + w v`, v the searched root value (the mix of outcome and
-    search value: the averaged target of "Lessons from AlphaZero, part 4: improving the
-    training target", Prasad et al., Oracle AI blog 2018, measured on Connect Four).
+    """`batch_size` labelled positions drawn uniformly with replacement (local view), with
+    their targets (`targets.value_target` with `value_mix`, `targets.policy_target`).
 
     `decode` turns stored observations back into the network's float32 input
-    (`Game.decode_observation`; default a cast). Policies come back as float32, renormalised.
-    A shard with no labelled position returns zeros (callers learn only once every shard
-    holds positions, see `shard_sizes`).
+    (`Game.decode_observation`; default a cast). A shard with no labelled position returns
+    zeros (callers learn only once every shard holds positions, see `shard_sizes`).
     """
     labelled = ~jnp.isnan(buffer.value)
     cumulative = jnp.cumsum(labelled, dtype=jnp.int32)
     draws = jax.random.randint(key, (batch_size,), 0, jnp.maximum(cumulative[-1], 1))
     index = jnp.searchsorted(cumulative, draws, side="right")
     decode = decode or (lambda obs: obs.astype(jnp.float32))
-    policy = buffer.policy[index].astype(jnp.float32)
-    policy = policy / jnp.maximum(policy.sum(-1, keepdims=True), 1e-30)
-    value = jnp.nan_to_num(buffer.value[index])
-    if buffer.root_value is not None and value_mix:
-        value = (1.0 - value_mix) * value + value_mix * buffer.root_value[index]
+    root_value = None if buffer.root_value is None else buffer.root_value[index]
+    value = value_target(jnp.nan_to_num(buffer.value[index]), root_value, value_mix)
     ownership = None if buffer.ownership is None else buffer.ownership[index].astype(jnp.float32)
     score = None if buffer.score is None else jnp.nan_to_num(buffer.score[index])
     return Batch(
-        obs=decode(buffer.obs[index]), policy=policy, value=value, ownership=ownership, score=score
+        obs=decode(buffer.obs[index]),
+        policy=policy_target(buffer.policy[index]),
+        value=value,
+        ownership=ownership,
+        score=score,
     )
 
 

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from azjax.core import replay
+from azjax.core import replay, targets
 from azjax.core import resignation as resignation_lib
 from azjax.core.replay import ReplayBuffer
 
@@ -38,7 +38,7 @@ from azjax.core.selfplay_rules import (
     where_rows,
 )
 from azjax.games import Game, State
-from azjax.types import Array, PRNGKey, SearchOutput
+from azjax.types import Array, PRNGKey
 
 
 @struct.dataclass
@@ -75,21 +75,17 @@ class PlayoutCap:
 
 @dataclasses.dataclass(frozen=True)
 class SelfPlayRules:
-    """How self-play chooses, plays, ends and labels its games (`run`'s keywords besides
-    `num_steps` and `write`). All static but `temperature_moves`."""
+    """How self-play chooses, plays, ends and labels its games, all static (`run`, `init`;
+    `steps.Pipeline.rules`). The tunable `temperature_moves` comes with each call."""
 
-    # k: for the first k plies of a game the move is sampled from the search policy
-    # (temperature 1), afterwards it is the policy's argmax (an int, or a [] int32 array).
-    temperature_moves: int | Array
-    # In the first k plies play the search's own `action` instead of sampling from its
-    # policy (Gumbel search, whose action already carries noise).
+    # In a game's first `temperature_moves` plies play the search's own `action` instead of
+    # sampling from its policy (Gumbel search, whose action already carries noise).
     sample_search_action: bool = False
     playout_cap: PlayoutCap | None = None  # None: every ply is a full, stored search
     # Resignation (None: games are played out); `v_resign` adapts after each `run`.
     resign: ResignRule | None = None
     # w != 0 labels the positions of a drawn game with w times the game's `adjudicate` score
-    # of its last position instead of 0 (w < 0: a contempt for draws, the side ahead
-    # labelled as losing).
+    # of its last position instead of 0 (`targets.game_result`).
     draw_adjudication: float = 0.0
     # m > 0 ends a game as a win for the side whose `adjudicate` score is at least m both
     # before and after a ply (a lead the reply did not win back). A self-play rule only:
@@ -101,9 +97,9 @@ class SelfPlayRules:
     # The share of games that restart from a handicap start (`game.handicap_init`). A
     # self-play rule only, as `win_adjudication`.
     handicap_starts: float = 0.0
-    # Compute the auxiliary targets of the games that end (`Ply.final`: `game.ownership` and
-    # `game.final_score` of the position each game ended in, by the rules, resignation or
-    # adjudication alike); the buffer has those fields.
+    # Compute the auxiliary targets of the games that end (`replay.Entry.final`:
+    # `game.ownership` and `game.final_score` of the position each game ended in, by the
+    # rules, resignation or adjudication alike); the buffer has those fields.
     label_ownership: bool = False
     label_score: bool = False
 
@@ -126,19 +122,14 @@ class SelfPlayOutput(NamedTuple):
 
 
 def init(
-    game: Game,
-    key: PRNGKey,
-    *,
-    batch_size: int,
-    playout_cap: bool = False,
-    resign: ResignRule | None = None,
-    handicap_starts: float = 0.0,
+    game: Game, key: PRNGKey, *, batch_size: int, rules: SelfPlayRules = SelfPlayRules()
 ) -> SelfPlayState:
-    """Starts `batch_size` games (B), `handicap_starts` of them from handicap starts."""
+    """Starts `batch_size` games (B) by `rules` (handicap starts, resignation, playout caps)."""
     game_key, resign_key = jax.random.split(key)
-    games = start_games(game, game_key, batch_size, handicap_starts)
+    games = start_games(game, game_key, batch_size, rules.handicap_starts)
+    resign = rules.resign
     resignation = None if resign is None else resignation_lib.init(resign, resign_key, batch_size)
-    stored = jnp.zeros(batch_size, jnp.int32) if playout_cap else None
+    stored = jnp.zeros(batch_size, jnp.int32) if rules.playout_cap is not None else None
     return SelfPlayState(games, stored, resignation)
 
 
@@ -146,18 +137,11 @@ class Ply(NamedTuple):
     """What one ply played, for the buffer and the statistics."""
 
     searched: State  # [B] the positions searched
-    output: SearchOutput
-    ended: Array  # [B] bool the game ended with this ply (by the rules or resignation)
-    rewards: Array  # [B, 2] final rewards of the games that ended
-    targets: Array  # [B, 2] what their positions are labelled with (`draw_adjudication`)
-    lengths: Array  # [B] int32 stored positions of the games that ended (this one included)
-    full: Array  # [] bool the ply was a full search (stored)
+    entry: replay.Entry  # what the ply writes to the buffer (its [B] slots)
+    rewards: Array  # [B, 2] final rewards of the games that ended (by the rules)
     carried: Array  # [B] int32 root visits carried over
     resigned: Array  # [B] bool
     adjudicated: Array  # [B] bool the game ended as a win by `win_adjudication`
-    # The auxiliary targets of the next positions from player 0's view, read for the games
-    # that ended: "ownership" [B, P] int8, "score" [B] float32 (only those asked for).
-    final: dict
 
 
 def play_ply(
@@ -167,10 +151,12 @@ def play_ply(
     state: SelfPlayState,
     tree,
     key: PRNGKey,
+    *,
+    temperature_moves: int | Array,
     rules: SelfPlayRules,
 ) -> tuple[SelfPlayState, Any, Ply]:
     """One ply in every slot [B]: restart finished games, search, choose and play a move
-    (or resign), by `rules`.
+    (or resign), by `rules` (`temperature_moves`: see `choose_action`).
 
     Args:
       tree: with tree reuse, the trees [B] carried from the previous ply (else None).
@@ -207,7 +193,7 @@ def play_ply(
         output,
         states,
         sample_key,
-        rules.temperature_moves,
+        temperature_moves,
         sample_search_action=rules.sample_search_action,
     )
     if rules.random_move_fraction > 0:  # a key of its own: runs without it are unchanged
@@ -235,28 +221,29 @@ def play_ply(
     if tree is not None:
         tree = search.advance(output.tree, action)
     next_state = SelfPlayState(next_games, stored, resignation)
-    targets = next_games.rewards
-    if rules.draw_adjudication != 0:
-        drawn = ended & jnp.all(next_games.rewards == 0, axis=-1)
-        scores = rules.draw_adjudication * jax.vmap(game.adjudicate)(next_games)
-        targets = jnp.where(drawn[:, None], scores, targets)
     final = {}
     if rules.label_ownership:
         final["ownership"] = jax.vmap(game.ownership)(next_games).astype(jnp.int8)
     if rules.label_score:
         final["score"] = jax.vmap(game.final_score)(next_games)
+    entry = replay.Entry(
+        obs=jax.vmap(game.encode_observation)(jax.vmap(game.observe)(states)),
+        policy=output.action_weights,
+        player=states.current_player,
+        ended=ended,
+        result=targets.game_result(game, next_games, rules.draw_adjudication),
+        lengths=lengths,
+        store=full,
+        root_value=output.value,
+        final=final,
+    )
     ply = Ply(
         searched=states,
-        output=output,
-        ended=ended,
+        entry=entry,
         rewards=next_games.rewards,
-        targets=targets,
-        lengths=lengths,
-        full=full,
         carried=carried,
         resigned=resigned,
         adjudicated=adjudicated,
-        final=final,
     )
     return next_state, tree, ply
 
@@ -278,8 +265,9 @@ def run(
     key: PRNGKey,
     *,
     num_steps: int,
+    temperature_moves: int | Array,
+    rules: SelfPlayRules = SelfPlayRules(),
     write: Callable | None = None,
-    **rules,
 ) -> tuple[SelfPlayState, ReplayBuffer, SelfPlayOutput]:
     """Plays `num_steps` plies (T) in every slot, writing each position to `buffer` and
     labelling the positions of the games that end.
@@ -289,37 +277,33 @@ def run(
       search: the `search.Search` (with exploration noise); with tree reuse each slot's
         tree follows its game through the call (it starts empty at every call).
       variables: the network variables the search evaluates with.
-      state: the games in progress (`init`, with `playout_cap` and `resign` as here).
+      state: the games in progress (`init`, with the same `rules`).
       buffer: the replay buffer the positions go to.
       key: randomness of this call.
       num_steps: T, plies per call (static).
+      temperature_moves: k: for the first k plies of a game the move is sampled from the
+        search policy (temperature 1), afterwards it is the policy's argmax (an int, or a []
+        int32 array).
+      rules: the static rules (`SelfPlayRules`).
       write: `replay.write` with its static settings bound, sharded over the devices when
         there is a mesh (`steps.play_step` passes it); default: one unsharded ring.
-      **rules: the fields of `SelfPlayRules` (`temperature_moves` required).
     """
-    rules = SelfPlayRules(**rules)
     write = write or functools.partial(replay.write, max_length=game.max_episode_length)
-    encode = jax.vmap(game.encode_observation)
-    observe = jax.vmap(game.observe)
 
     def scan_ply(carry: _Carry, ply_key) -> tuple[_Carry, SelfPlayOutput]:
         state, tree, ply = play_ply(
-            game, search, variables, carry.state, carry.tree, ply_key, rules
+            game,
+            search,
+            variables,
+            carry.state,
+            carry.tree,
+            ply_key,
+            temperature_moves=temperature_moves,
+            rules=rules,
         )
-        searched, output, ended, rewards = ply.searched, ply.output, ply.ended, ply.rewards
-        final = (ply.final,) if ply.final else ()
-        buffer, labelled = write(
-            carry.buffer,
-            encode(observe(searched)),
-            output.action_weights,
-            searched.current_player,
-            ended,
-            ply.targets,
-            ply.lengths,
-            ply.full,
-            output.value,
-            *final,
-        )
+        searched, entry, rewards = ply.searched, ply.entry, ply.rewards
+        ended = entry.ended
+        buffer, labelled = write(carry.buffer, entry)
         visits = jnp.maximum(ply.carried + search.num_simulations, 1)
         stats = SelfPlayOutput(
             num_labelled=labelled,
@@ -329,9 +313,9 @@ def run(
             ),
             first_player_wins=jnp.sum(ended & (rewards[:, 0] > 0), dtype=jnp.int32),
             second_player_wins=jnp.sum(ended & (rewards[:, 1] > 0), dtype=jnp.int32),
-            root_value=jnp.mean(output.value),
-            num_stored=jnp.where(ply.full, searched.terminated.shape[0], 0).astype(jnp.int32),
-            num_full_plies=ply.full.astype(jnp.int32),
+            root_value=jnp.mean(entry.root_value),
+            num_stored=jnp.where(entry.store, ended.shape[0], 0).astype(jnp.int32),
+            num_full_plies=entry.store.astype(jnp.int32),
             carried_fraction=jnp.mean(ply.carried / visits),
             num_resigned=jnp.sum(ply.resigned, dtype=jnp.int32),
             num_adjudicated=jnp.sum(ply.adjudicated, dtype=jnp.int32),

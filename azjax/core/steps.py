@@ -20,7 +20,7 @@ from azjax.core.learner import Optimizer, TrainState
 from azjax.core.networks import Network
 from azjax.core.replay import ReplayBuffer
 from azjax.core.search import SearchParams
-from azjax.core.selfplay import PlayoutCap, ResignRule, SelfPlayState
+from azjax.core.selfplay import SelfPlayRules, SelfPlayState
 from azjax.games import Game
 from azjax.types import Array, Batch, PRNGKey, Searcher
 
@@ -54,20 +54,18 @@ class Pipeline:
     optimizer: Optimizer
     selfplay_batch_size: int  # games in lockstep
     num_steps: int  # plies per iteration in every game
-    sample_search_action: bool  # Gumbel: play the search's own (noisy) action
     replay_capacity: int
     replay_min_size: int  # no update before the buffer holds this many positions
     augment: bool  # random board symmetry per sample
     learner_batch_size: int
     updates_per_iteration: int
     chunk: int  # updates per compiled `learn_step` call (see `learn_chunk`)
-    playout_cap: PlayoutCap | None = None  # None: every ply is a full search
-    resign: ResignRule | None = None  # None: self-play games never resign
-    value_target_mix: float = 0.0  # weight of the searched root value in the value target
-    draw_adjudication: float = 0.0  # drawn games labelled by game.adjudicate times this
-    win_adjudication: float = 0.0  # a game.adjudicate lead that ends a game as a win (0: off)
-    random_move_fraction: float = 0.0  # share of self-play moves played uniformly at random
-    handicap_starts: float = 0.0  # share of self-play games started from game.handicap_init
+    # How self-play chooses, plays, ends and labels its games: the search's own action
+    # (Gumbel), playout caps, resignation, adjudication, random moves, handicap starts, the
+    # auxiliary targets labelled.
+    rules: SelfPlayRules = SelfPlayRules()
+    # The weight of the searched root value in the value target (`targets.value_target`).
+    value_target_mix: float = 0.0
     kl_target: float = 0.0  # KL-adaptive learning rate's target (0: off)
     # KataGo's auxiliary targets: the loss weights of the ownership and score heads (0: off,
     # no head, no buffer field).
@@ -126,12 +124,7 @@ def init_state(pipeline: Pipeline, key: PRNGKey) -> TrainerState:
             score=pipeline.score_weight > 0,
         ),
         selfplay=selfplay.init(
-            game,
-            selfplay_key,
-            batch_size=pipeline.selfplay_batch_size,
-            playout_cap=pipeline.playout_cap is not None,
-            resign=pipeline.resign,
-            handicap_starts=pipeline.handicap_starts,
+            game, selfplay_key, batch_size=pipeline.selfplay_batch_size, rules=pipeline.rules
         ),
         key=key,
         iteration=jnp.zeros((), jnp.int32),
@@ -160,16 +153,8 @@ def play_step(
         selfplay_key,
         num_steps=pipeline.num_steps,
         temperature_moves=hyper.temperature_moves,
-        sample_search_action=pipeline.sample_search_action,
+        rules=pipeline.rules,
         write=replay_writer(pipeline),
-        playout_cap=pipeline.playout_cap,
-        resign=pipeline.resign,
-        draw_adjudication=pipeline.draw_adjudication,
-        win_adjudication=pipeline.win_adjudication,
-        random_move_fraction=pipeline.random_move_fraction,
-        handicap_starts=pipeline.handicap_starts,
-        label_ownership=pipeline.ownership_weight > 0,
-        label_score=pipeline.score_weight > 0,
     )
     games = jnp.maximum(played.num_games, 1)
     metrics = dict(
@@ -183,9 +168,9 @@ def play_step(
     )
     if pipeline.search.tree_reuse:
         metrics["reuse/carried_fraction"] = played.carried_fraction
-    if pipeline.win_adjudication > 0:
+    if pipeline.rules.win_adjudication > 0:
         metrics["adjudicated_rate"] = played.num_adjudicated / games
-    if pipeline.playout_cap is not None:
+    if pipeline.rules.playout_cap is not None:
         metrics["playout_cap/full_fraction"] = played.num_full_plies / pipeline.num_steps
     resignation = selfplay_state.resignation
     if resignation is not None:
@@ -220,13 +205,9 @@ def replay_writer(pipeline: Pipeline):
     write = functools.partial(replay.write, max_length=pipeline.game.max_episode_length)
     if pipeline.mesh is None:
         return write
-    split, whole = PartitionSpec("data"), PartitionSpec()
     specs = buffer_specs(pipeline)
-    in_specs = (specs, split, split, split, split, split, split, whole, split)
-    final = final_targets(pipeline)
-    if final:  # self-play passes the auxiliary targets of the games that ended
-        in_specs += ({name: split for name in final},)
-    return replay.sharded(pipeline.mesh, write, in_specs, (specs, whole))
+    in_specs = (specs, replay.Entry.specs())
+    return replay.sharded(pipeline.mesh, write, in_specs, (specs, PartitionSpec()))
 
 
 def buffer_specs(pipeline: Pipeline) -> ReplayBuffer:
@@ -236,12 +217,6 @@ def buffer_specs(pipeline: Pipeline) -> ReplayBuffer:
         ownership=pipeline.ownership_weight > 0,
         score=pipeline.score_weight > 0,
     )
-
-
-def final_targets(pipeline: Pipeline) -> tuple[str, ...]:
-    """The auxiliary targets self-play labels the positions of ended games with."""
-    weights = {"ownership": pipeline.ownership_weight, "score": pipeline.score_weight}
-    return tuple(name for name, weight in weights.items() if weight > 0)
 
 
 def sample_batch(pipeline: Pipeline, buffer: ReplayBuffer, key: PRNGKey) -> Batch:

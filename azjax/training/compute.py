@@ -129,9 +129,9 @@ def selfplay_evaluations(pipeline: Pipeline, metrics: dict) -> int:
     plies, full = pipeline.num_steps, pipeline.num_steps
     per_search = 1 + pipeline.search.num_simulations
     cheap = 0
-    if pipeline.playout_cap is not None:
+    if pipeline.rules.playout_cap is not None:
         full = round(float(metrics["playout_cap/full_fraction"]) * plies)
-        cheap = (plies - full) * (1 + pipeline.playout_cap.cheap_search.num_simulations)
+        cheap = (plies - full) * (1 + pipeline.rules.playout_cap.cheap_search.num_simulations)
     return pipeline.selfplay_batch_size * (full * per_search + cheap)
 
 

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax.core import replay
+from azjax.core import replay, targets
 from azjax.core.replay import ReplayBuffer
 from azjax.games import Game, records
 from azjax.types import UserError
@@ -57,9 +57,7 @@ class Positions:
         """[len(index), A] float32 policy targets of the positions `index`."""
         if self.policy is not None:
             return self.policy[index]
-        targets = np.zeros((len(index), num_actions), np.float32)
-        targets[np.arange(len(index)), self.action[index]] = 1.0
-        return targets
+        return targets.recorded_policy(self.action[index], num_actions)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,10 +77,11 @@ def is_held_out(source: str, share: float) -> bool:
 @functools.lru_cache(maxsize=8)
 def _replayer(game: Game):
     """The compiled replay of [G] games of [G, L] moves, the first `lengths` [G] of each
-    played: observations [G, L, ...] (encoded) and movers [G, L] before each ply, and the
-    ownership [G, P] and score [G] of each game's last position, from player 0's view."""
+    played, their results `results` [G] (player 0's): observations [G, L, ...] (encoded),
+    movers [G, L] and outcomes [G, L] (`targets.outcome`) before each ply, and the ownership
+    [G, P] and score [G] of each game's last position, from player 0's view."""
 
-    def replay(start, actions, length):
+    def replay(start, actions, length, result):
         def ply(state, inputs):
             action, index = inputs
             before = (game.encode_observation(game.observe(state)), state.current_player)
@@ -92,7 +91,8 @@ def _replayer(game: Game):
 
         plies = jnp.arange(actions.shape[0])
         last, (obs, mover) = jax.lax.scan(ply, start, (actions, plies))
-        return obs, mover, game.ownership(last), game.final_score(last)
+        value = targets.outcome(jnp.stack([result, -result]), mover)
+        return obs, mover, value, game.ownership(last), game.final_score(last)
 
     return jax.jit(jax.vmap(replay))
 
@@ -108,9 +108,10 @@ def positions(game: Game, chunk: list[records.Record]) -> Positions:
     for row, record in enumerate(padded):
         actions[row, : len(record.actions)] = record.actions
     lengths = np.asarray([len(r.actions) for r in padded], np.int32)
+    results = np.asarray([r.result for r in padded], np.float32)
     starts = jax.tree.map(lambda *xs: jnp.stack(xs), *(r.start for r in padded))
-    replayed = _replayer(game)(starts, jnp.asarray(actions), jnp.asarray(lengths))
-    obs, mover, ownership, score = jax.device_get(replayed)
+    replayed = _replayer(game)(starts, jnp.asarray(actions), lengths, results)
+    obs, mover, value, ownership, score = jax.device_get(replayed)
     has_policy = any(r.policies is not None for r in chunk)
     parts = []
     for row, record in enumerate(chunk):
@@ -118,17 +119,14 @@ def positions(game: Game, chunk: list[records.Record]) -> Positions:
         movers = mover[row, :plies].astype(np.int8)
         sign = np.where(movers == 0, 1, -1).astype(np.int8)  # player 0's view to the mover's
         policy = None
-        if has_policy:
-            policy = np.eye(game.num_actions, dtype=np.float32)[np.asarray(record.actions)]
-            if record.policies is not None:  # a move without its policy (zeros): the move
-                given = np.asarray(record.policies, np.float32)
-                policy = np.where(given.sum(-1, keepdims=True) > 0, given, policy)
+        if has_policy:  # a move without its policy (zeros): the move
+            policy = targets.recorded_policy(record.actions, game.num_actions, record.policies)
         parts.append(
             Positions(
                 obs=obs[row, :plies],
                 action=np.asarray(record.actions, np.int32).reshape(plies),
                 policy=policy,
-                value=(sign * np.float32(record.result)).astype(np.float32),
+                value=value[row, :plies],
                 mover=movers,
                 ownership=sign[:, None] * ownership[row].astype(np.int8)[None, :]
                 if game.has_ownership

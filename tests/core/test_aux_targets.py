@@ -205,18 +205,16 @@ def test_replay_labels_ownership_and_score_for_each_mover_only_when_the_game_end
     rewards = jnp.array([[1.0, -1.0], [0.0, 0.0]])
     for ply in range(3):  # player 0 moves at plies 0 and 2; slot 0's game ends at ply 2
         ended = jnp.array([ply == 2, False])
-        buffer, labelled = write(
-            buffer,
-            obs,
-            policy,
-            jnp.full(2, ply % 2),
-            ended,
-            rewards,
-            jnp.full(2, ply + 1),
-            True,
-            None,
-            final,
+        entry = replay.Entry(
+            obs=obs,
+            policy=policy,
+            player=jnp.full(2, ply % 2),
+            ended=ended,
+            result=rewards,
+            lengths=jnp.full(2, ply + 1),
+            final=final,
         )
+        buffer, labelled = write(buffer, entry)
         if ply < 2:  # nothing ended: nothing labelled
             assert int(labelled) == 0
             np.testing.assert_array_equal(buffer.ownership, 0)
@@ -265,8 +263,7 @@ def test_selfplay_labels_each_game_with_its_final_ownership_and_score():
         scripted_search(game),
         num_steps=plies,
         temperature_moves=0,
-        label_ownership=True,
-        label_score=True,
+        rules=selfplay.SelfPlayRules(label_ownership=True, label_score=True),
     )
     state, buffer, output = jax.jit(run)(None, state, buffer, jax.random.PRNGKey(1))
     assert int(output.num_games) == batch and bool(state.games.terminated.all())
@@ -471,19 +468,17 @@ def test_sampled_ownership_turns_with_the_observation():
     states = jax.tree.map(lambda x: x[-1], states)  # 30 plies: black to move
     assert not bool(states.current_player.any())
     obs = jax.vmap(GO.encode_observation)(jax.vmap(GO.observe)(states))
-    buffer, _ = replay.write(
-        buffer,
-        obs,
-        jnp.full((8, ACTIONS), 1.0 / ACTIONS),
-        states.current_player,
-        jnp.ones(8, bool),
-        jnp.zeros((8, 2)),
-        jnp.ones(8, jnp.int32),
-        True,
-        jnp.zeros(8),
-        {"ownership": states.board},
-        max_length=GO.max_episode_length,
+    entry = replay.Entry(
+        obs=obs,
+        policy=jnp.full((8, ACTIONS), 1.0 / ACTIONS),
+        player=states.current_player,
+        ended=jnp.ones(8, bool),
+        result=jnp.zeros((8, 2)),
+        lengths=jnp.ones(8, jnp.int32),
+        root_value=jnp.zeros(8),
+        final={"ownership": states.board},
     )
+    buffer, _ = replay.write(buffer, entry, max_length=GO.max_episode_length)
     batch = jax.jit(functools.partial(steps.sample_batch, pipeline))(buffer, jax.random.key(1))
     stones = (batch.obs[..., 0] - batch.obs[..., 1]).reshape(len(batch.obs), -1)
     np.testing.assert_array_equal(batch.ownership, stones)

@@ -36,13 +36,13 @@ def _buffer(game, capacity):
 @functools.cache
 def _capped_run():
     search = make_search(TTT, rollout_evaluator(TTT), num_simulations=16)
-    cap = selfplay.PlayoutCap(0.5, search.with_simulations(2))
+    rules = selfplay.SelfPlayRules(playout_cap=selfplay.PlayoutCap(0.5, search.with_simulations(2)))
     run = jax.jit(
         functools.partial(
-            selfplay.run, TTT, search, num_steps=STEPS, temperature_moves=2, playout_cap=cap
+            selfplay.run, TTT, search, num_steps=STEPS, temperature_moves=2, rules=rules
         )
     )
-    state = selfplay.init(TTT, jax.random.PRNGKey(0), batch_size=BATCH, playout_cap=True)
+    state = selfplay.init(TTT, jax.random.PRNGKey(0), batch_size=BATCH, rules=rules)
     return run(None, state, _buffer(TTT, 4096), jax.random.PRNGKey(1))
 
 
@@ -160,12 +160,13 @@ def test_threshold_adapts_to_the_false_positive_target():
 def test_selfplay_with_resignation_labels_resigned_games():
     search = make_search(TTT, rollout_evaluator(TTT), num_simulations=8)
     rule = selfplay.ResignRule(initial=0.99, no_resign_fraction=0.5, min_games=1)
+    rules = selfplay.SelfPlayRules(resign=rule)
     run = jax.jit(
         functools.partial(
-            selfplay.run, TTT, search, num_steps=STEPS, temperature_moves=2, resign=rule
+            selfplay.run, TTT, search, num_steps=STEPS, temperature_moves=2, rules=rules
         )
     )
-    state = selfplay.init(TTT, jax.random.PRNGKey(0), batch_size=BATCH, resign=rule)
+    state = selfplay.init(TTT, jax.random.PRNGKey(0), batch_size=BATCH, rules=rules)
     state, buffer, output = run(None, state, _buffer(TTT, 4096), jax.random.PRNGKey(2))
     assert int(output.num_resigned) > 0
     # Resigned games end at once: at v_resign 0.99 every allowed game resigns on its first
@@ -189,18 +190,16 @@ def test_kl_adaptive_learning_rate_rule():
 
 def test_value_targets_mix_the_root_value():
     buffer = replay.init(4, (1, 1, 1), 2, root_value=True)
-    buffer, _ = replay.write(
-        buffer,
-        jnp.zeros((2, 1, 1, 1)),
-        jnp.full((2, 2), 0.5),
-        jnp.array([0, 1]),
-        jnp.array([True, True]),
-        jnp.array([[1.0, -1.0], [1.0, -1.0]]),
-        jnp.array([1, 1]),
-        True,
-        jnp.array([0.2, 0.6]),
-        max_length=9,
+    entry = replay.Entry(
+        obs=jnp.zeros((2, 1, 1, 1)),
+        policy=jnp.full((2, 2), 0.5),
+        player=jnp.array([0, 1]),
+        ended=jnp.array([True, True]),
+        result=jnp.array([[1.0, -1.0], [1.0, -1.0]]),
+        lengths=jnp.array([1, 1]),
+        root_value=jnp.array([0.2, 0.6]),
     )
+    buffer, _ = replay.write(buffer, entry, max_length=9)
     batch = replay.sample(buffer, jax.random.PRNGKey(0), 64, value_mix=0.25)
     # Position 0: z = +1, v = 0.2 -> 0.8; position 1: z = -1, v = 0.6 -> -0.6.
     np.testing.assert_allclose(np.unique(np.round(np.asarray(batch.value), 5)), [-0.6, 0.8])

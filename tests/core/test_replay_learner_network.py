@@ -22,9 +22,8 @@ def write(buffer, movers, ended=None, rewards=None, lengths=None):
     ended = jnp.zeros(slots, bool) if ended is None else jnp.asarray(ended)
     rewards = jnp.zeros((slots, 2)) if rewards is None else jnp.asarray(rewards, jnp.float32)
     lengths = jnp.zeros(slots, jnp.int32) if lengths is None else jnp.asarray(lengths)
-    return replay.write(
-        buffer, obs, policy, jnp.asarray(movers), ended, rewards, lengths, max_length=3
-    )
+    entry = replay.Entry(obs, policy, jnp.asarray(movers), ended, rewards, lengths)
+    return replay.write(buffer, entry, max_length=3)
 
 
 def test_ring_writes_each_ply_and_labels_a_game_by_its_movers_when_it_ends():

@@ -200,10 +200,20 @@ class AdjudicatedTicTacToe(type(TTT)):
 
 def play_calls(game, search, *, batch_size, num_steps, calls=1, **options):
     """`selfplay.run` called `calls` times from fresh games into a buffer of twice the
-    longest game per slot; `options` go to `run` (temperature_moves 0 unless given).
-    Returns the buffer and the last call's output."""
-    options = {"temperature_moves": 0, **options}
-    run = jax.jit(functools.partial(selfplay.run, game, search, num_steps=num_steps, **options))
+    longest game per slot; `options` are the `SelfPlayRules` (temperature_moves, 0 unless
+    given, goes to `run`). Returns the buffer and the last call's output."""
+    temperature_moves = options.pop("temperature_moves", 0)
+    rules = selfplay.SelfPlayRules(**options)
+    run = jax.jit(
+        functools.partial(
+            selfplay.run,
+            game,
+            search,
+            num_steps=num_steps,
+            temperature_moves=temperature_moves,
+            rules=rules,
+        )
+    )
     stored = game.encode_observation(game.observe(game.init(jax.random.PRNGKey(0))))
     capacity = batch_size * 2 * game.max_episode_length
     buffer = replay.init(capacity, stored.shape, game.num_actions, stored.dtype)
@@ -310,7 +320,8 @@ def test_handicap_starts_start_that_share_of_the_games_and_restarts():
     assert game.has_handicap_starts and not TTT.has_handicap_starts
     shares = {}
     for share in (0.0, 0.3, 1.0):
-        state = selfplay.init(game, key, batch_size=1000, handicap_starts=share)
+        rules = selfplay.SelfPlayRules(handicap_starts=share)
+        state = selfplay.init(game, key, batch_size=1000, rules=rules)
         shares[share] = float(np.mean(np.asarray(state.games.board)[:, 4] == 1))
     assert shares[0.0] == 0.0 and shares[1.0] == 1.0 and 0.25 < shares[0.3] < 0.35
     # Without the option the games are those selfplay.init always started.
@@ -326,8 +337,8 @@ def test_handicap_starts_start_that_share_of_the_games_and_restarts():
         functools.partial(selfplay.play_ply, game, scripted_search(game)), static_argnames="rules"
     )
     for share in (0.0, 1.0):
-        rules = selfplay.SelfPlayRules(temperature_moves=0, handicap_starts=share)
-        _, _, ply = play(None, state, None, jax.random.PRNGKey(1), rules=rules)
+        rules = selfplay.SelfPlayRules(handicap_starts=share)
+        _, _, ply = play(None, state, None, jax.random.PRNGKey(1), temperature_moves=0, rules=rules)
         board = np.asarray(ply.searched.board)
         assert (board[1::2] == 0).all()  # running games, untouched
         assert (board[0::2, 4] == share).all() and (np.abs(board[0::2]).sum(1) == share).all()

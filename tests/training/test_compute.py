@@ -44,7 +44,7 @@ def test_flops_match_a_count_by_hand():
     evaluations = compute.selfplay_evaluations(pipeline, metrics)
     assert evaluations == 8 * 4 * (1 + 4)
     capped = build.make_pipeline(_with(config, {"selfplay.full_search_fraction": 0.25}))
-    cheap = capped.playout_cap.cheap_search.num_simulations
+    cheap = capped.rules.playout_cap.cheap_search.num_simulations
     half = compute.selfplay_evaluations(capped, {"playout_cap/full_fraction": 0.5})
     assert half == 8 * (2 * (1 + 4) + 2 * (1 + cheap))
 

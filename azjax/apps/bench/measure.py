@@ -216,7 +216,7 @@ def measure_selfplay(setup: Setup, *, settings: Settings, key: PRNGKey, log: Cal
             key,
             num_steps=num_steps,
             temperature_moves=hyper.temperature_moves,
-            sample_search_action=pipeline.sample_search_action,
+            rules=selfplay.SelfPlayRules(sample_search_action=pipeline.rules.sample_search_action),
         )
 
     init_key, run_key = jax.random.split(key)

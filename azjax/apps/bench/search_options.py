@@ -44,11 +44,9 @@ def _selfplay_call(pipeline, search: Search, cap=None):
     stored = game.encode_observation(game.observe(game.init(jax.random.PRNGKey(0))))
     capacity = pipeline.selfplay_batch_size * (pipeline.num_steps + game.max_episode_length)
     buffer = replay.init(capacity, stored.shape, game.num_actions, stored.dtype)
+    rules = selfplay.SelfPlayRules(playout_cap=cap)
     state = selfplay.init(
-        game,
-        jax.random.PRNGKey(0),
-        batch_size=pipeline.selfplay_batch_size,
-        playout_cap=cap is not None,
+        game, jax.random.PRNGKey(0), batch_size=pipeline.selfplay_batch_size, rules=rules
     )
     run = jax.jit(
         functools.partial(
@@ -57,7 +55,7 @@ def _selfplay_call(pipeline, search: Search, cap=None):
             search,
             num_steps=pipeline.num_steps,
             temperature_moves=8,
-            playout_cap=cap,
+            rules=rules,
         )
     )
     return lambda variables: run(variables, state, buffer, jax.random.PRNGKey(1))
