@@ -69,8 +69,10 @@ def puct_selection(params: "SearchParams", qtransform: Callable) -> Callable:
     argmax(Q + pb_c * prior * sqrt(N) / (1 + n)), mctx's `muzero_action_selection`, with
     pb_c = pb_c_init + log((N + pb_c_base + 1) / pb_c_base).
 
-    Returns `select(key, tree, node_index, depth) -> action [B]` (mctx's
-    `ActionSelectionFn`); a new rule returns a function of the same signature."""
+    Returns `select(rng_key, tree, node_index, depth) -> action` (mctx's
+    `InteriorActionSelectionFn`), called on one unbatched tree (the search vmaps over the
+    batch): `node_index` and `depth` are scalars, the action a [] int32. A new rule returns
+    a function of the same signature (docs/extending.md writes one, UCT)."""
     return functools.partial(
         mctx.muzero_action_selection,
         pb_c_base=params.pb_c_base,

@@ -29,8 +29,10 @@ vmapped steps, and checks, in the order of `CHECKS`:
 - `symmetry_inverses`: symmetry 0 is the identity and each symmetry has one inverse;
 - `symmetries_commute`: playing the transformed actions gives the transformed observations
   and masks (for the symmetries that keep the start position);
-- `notation`: every legal action's name parses back to it (`azjax.games.notation`);
-- `picture`: a start and a finished position draw as SVG (`azjax.games.render`);
+- `notation`: every legal action's name parses back to it (`azjax.games.notation`: the
+  game's module, or the default that names actions by their ids);
+- `picture`: a start and a finished position draw as SVG (`azjax.games.render`: the
+  game's module, or the fallback picture);
 - `openspiel` (where asked): each game replayed in OpenSpiel (`pip install open-spiel`)
   agrees on every ply: terminated, rewards, the player to move and the legal actions. The
   action ids must mean the same moves in both (`action_map` translates azjax's to its).

@@ -119,9 +119,17 @@ def test_a_bug_in_a_games_constructor_keeps_its_traceback(monkeypatch):
         azjax.games.make("buggy", size=3)
 
 
-def test_a_game_without_a_picture_names_the_file_to_write():
-    class Unregistered:  # no registered class along its MRO, so no picture module
-        pass
+class Plain(TicTacToe):
+    """Tic-tac-toe as a family of its own (this module's name), which has no text or picture
+    module: the default notation and the fallback picture serve it."""
 
-    with pytest.raises(conformance.ContractError, match="register the game .* and write"):
-        conformance.CHECKS["picture"](Unregistered(), conformance.play(TicTacToe(), games=2))
+
+def test_a_game_without_text_or_picture_modules_passes_with_the_defaults(monkeypatch):
+    monkeypatch.setitem(azjax.games._REGISTRY, "plain", (__name__, "Plain", {}))
+    game = azjax.games.make("plain")
+    assert azjax.games.family_of(game) == __name__.rpartition(".")[2]
+    assert azjax.games.companion(Plain, "azjax.games.render") is None
+    assert azjax.games.companion(Plain, "azjax.games.notation") is None
+    played = conformance.play(game, games=2)
+    for rule in ("notation", "picture"):
+        conformance.CHECKS[rule](game, played)

@@ -53,9 +53,13 @@ def at(states, index: int):
 
 @pytest.mark.parametrize("name", azjax.games.names())
 def test_every_game_has_a_notation(name):
+    """Its family's (azjax/games/notation/<family>.py), where the family has one, else the
+    default, which names moves by their action ids (docs/adding_a_game.md)."""
     game = azjax.games.make(name)
     text = notation.of(game)
-    assert isinstance(text, Notation) and type(text) is not Notation and text.game is game
+    assert isinstance(text, Notation) and text.game is game
+    own = Path(notation.__file__).with_name(f"{azjax.games.family_of(game)}.py").exists()
+    assert (type(text) is not Notation) == own
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -11,6 +11,7 @@ from PIL import Image
 
 from azjax import games
 from azjax.games import render
+from azjax.games.tic_tac_toe import TicTacToe
 from azjax.types import UserError
 
 _SVG = "{http://www.w3.org/2000/svg}"
@@ -251,3 +252,55 @@ def test_gif_errors(tic_tac_toe_game):
         render.gif(game, states, policies=[None])
     with pytest.raises(ValueError, match="actions has 1 entries"):
         render.gif(game, states, actions=actions[:1])
+
+
+class Plain(TicTacToe):
+    """Tic-tac-toe as a family of its own (this module's name), which has no picture module:
+    the fallback picture (`render/fallback.py`) draws it."""
+
+
+class Wide(Plain):
+    """A game whose actions are not its cells (20 of them on 9 cells), as far as the
+    fallback picture reads it."""
+
+    num_actions = 20
+
+
+@pytest.fixture
+def plain(monkeypatch):
+    monkeypatch.setitem(games._REGISTRY, "plain", (__name__, "Plain", {}))
+    monkeypatch.setitem(games._REGISTRY, "wide", (__name__, "Wide", {}))
+    return games.make("plain")
+
+
+def test_fallback_picture_draws_the_cells_and_pieces(plain):
+    assert games.companion(Plain, "azjax.games.render") is None
+    states, actions = _random_states(plain, 5)
+    state = states[-1]
+    legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+    policy = np.zeros(plain.num_actions)
+    policy[legal[0]] = 1.0
+    root = ET.fromstring(
+        render.svg(plain, state, policy=policy, value=0.25, last_action=actions[-1], targets=True)
+    )
+    board = np.asarray(state.board)
+    assert len(_classes(root, "black")) == np.sum(board > 0)  # from the observation's planes
+    assert len(_classes(root, "white")) == np.sum(board < 0)
+    assert len(_classes(root, "stone")) == np.count_nonzero(board)
+    assert sorted(_texts(root, "coord"), key=int) == [str(a) for a in range(9)]  # action ids
+    assert _texts(root, "policy-label") == ["100%"]
+    assert _classes(root, "last-move")
+    assert [e.get("data-point") for e in _classes(root, "target")] == [str(a) for a in range(9)]
+    assert _texts(root, "caption") == ["White to move · value +0.25"]
+    assert render.player_names(plain) == ("Black", "White")
+    assert render.clicks(plain, 4, state) == [4]
+
+
+def test_fallback_picture_of_moves_that_are_not_cells(plain):
+    game = games.make("wide")
+    states, actions = _random_states(game, 2)
+    root = ET.fromstring(render.svg(game, states[-1], last_action=actions[-1], targets=True))
+    assert len(_classes(root, "stone")) == 2
+    assert not _classes(root, "target") and not _texts(root, "coord")
+    assert _texts(root, "caption")[0].endswith(f"last: {actions[-1]}")
+    assert render.clicks(game, 4, states[-1]) == []

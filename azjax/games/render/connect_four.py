@@ -4,7 +4,7 @@ move is a column (its shade, percentage and web board target span the column).""
 import numpy as np
 
 from azjax.games.render.cells import CellBoard
-from azjax.games.render.shapes import _UNIT, _circle, _rect, _text
+from azjax.games.render.shapes import UNIT, circle, rect, text
 
 PLAYERS = ("Red", "Yellow")  # the first and the second player, as pictures name them
 MOVE_NUMBERS = False  # an animation marks the last move only
@@ -18,10 +18,10 @@ class _Board(CellBoard):
         return self.cols
 
     def area(self, action: int) -> tuple[float, float, float, float]:
-        return self.margin + action * _UNIT, self.margin, _UNIT, self.rows * _UNIT
+        return self.margin + action * UNIT, self.margin, UNIT, self.rows * UNIT
 
     def label_at(self, action: int, board: np.ndarray) -> tuple[float, float, str]:
-        return self.margin + (action + 0.5) * _UNIT, self.margin / 2, "#000"
+        return self.margin + (action + 0.5) * UNIT, self.margin / 2, "#000"
 
     def last_point(self, board: np.ndarray, action: int) -> int | None:
         """The top disc of the column played."""
@@ -30,19 +30,19 @@ class _Board(CellBoard):
 
     def decorate(self) -> None:
         margin, rows, cols, canvas = self.margin, self.rows, self.cols, self.canvas
-        canvas.add(_rect(margin, margin, cols * _UNIT, rows * _UNIT, fill="#1f4fbf", rx=8))
+        canvas.add(rect(margin, margin, cols * UNIT, rows * UNIT, fill="#1f4fbf", rx=8))
         for point in range(self.num_points):
-            canvas.add(_circle(*self.at(point), 0.4 * _UNIT, fill="#fff"))
+            canvas.add(circle(*self.at(point), 0.4 * UNIT, fill="#fff"))
         for col in range(cols):
-            x = margin + (col + 0.5) * _UNIT
-            canvas.add(_text(x, canvas.height - margin / 2, col + 1, cls="coord"))
+            x = margin + (col + 0.5) * UNIT
+            canvas.add(text(x, canvas.height - margin / 2, col + 1, cls="coord"))
 
     def piece(self, x: float, y: float, first: bool) -> str:
         colour = "red" if first else "yellow"
-        return _circle(
+        return circle(
             x,
             y,
-            0.4 * _UNIT,
+            0.4 * UNIT,
             cls=f"stone {colour}",
             fill="#d62728" if first else "#f5d000",
             stroke="#333",

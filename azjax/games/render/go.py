@@ -1,7 +1,7 @@
 """Go's picture: stones on a wooden grid, GTP coordinates (no letter I), star points."""
 
 from azjax.games.render import grid
-from azjax.games.render.shapes import _GO_LETTERS, _GO_WOOD, _point_clicks
+from azjax.games.render.shapes import GO_LETTERS, GO_WOOD, point_clicks
 
 PLAYERS = ("Black", "White")  # the first and the second player, as pictures name them
 MOVE_NUMBERS = True  # an animation numbers the stones in the order they were played
@@ -15,8 +15,8 @@ def svg(game, state, *, piece_letters, **overlays) -> str:
         state,
         rows=size,
         cols=size,
-        col_names=_GO_LETTERS[:size],
-        background=_GO_WOOD,
+        col_names=GO_LETTERS[:size],
+        background=GO_WOOD,
         players=PLAYERS,
         **overlays,
     )
@@ -25,4 +25,4 @@ def svg(game, state, *, piece_letters, **overlays) -> str:
 def clicks(game, action: int, state) -> list[int]:
     """The web board's clicks for `action`: its point, none for a pass (a button)."""
     del game
-    return _point_clicks(action, state)
+    return point_clicks(action, state)

@@ -1,7 +1,7 @@
 """Gomoku's picture: stones on a wooden grid, columns lettered a, b, c from the left."""
 
 from azjax.games.render import grid
-from azjax.games.render.shapes import _LOWER, _WOOD, _point_clicks
+from azjax.games.render.shapes import LOWER, WOOD, point_clicks
 
 PLAYERS = ("Black", "White")  # the first and the second player, as pictures name them
 MOVE_NUMBERS = True  # an animation numbers the stones in the order they were played
@@ -14,8 +14,8 @@ def svg(game, state, *, piece_letters, **overlays) -> str:
         state,
         rows=game.height,
         cols=game.width,
-        col_names=_LOWER[: game.width],
-        background=_WOOD,
+        col_names=LOWER[: game.width],
+        background=WOOD,
         players=PLAYERS,
         **overlays,
     )
@@ -24,4 +24,4 @@ def svg(game, state, *, piece_letters, **overlays) -> str:
 def clicks(game, action: int, state) -> list[int]:
     """The web board's clicks for `action`: its point."""
     del game
-    return _point_clicks(action, state)
+    return point_clicks(action, state)

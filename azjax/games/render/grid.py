@@ -3,16 +3,16 @@
 import numpy as np
 
 from azjax.games.render.shapes import (
-    _UNIT,
-    _Canvas,
-    _caption,
-    _circle,
-    _line,
-    _numbers,
-    _pass_label,
-    _policy_label,
-    _target,
-    _text,
+    UNIT,
+    Canvas,
+    caption,
+    circle,
+    line,
+    numbered_points,
+    pass_label,
+    policy_label,
+    target,
+    text,
 )
 
 
@@ -42,25 +42,25 @@ def draw(
       players: the names of the first and the second player, for the caption.
     """
     board = np.asarray(state.board)
-    margin = 1.25 * _UNIT
-    canvas = _Canvas(2 * margin + (cols - 1) * _UNIT, 2 * margin + (rows - 1) * _UNIT)
+    margin = 1.25 * UNIT
+    canvas = Canvas(2 * margin + (cols - 1) * UNIT, 2 * margin + (rows - 1) * UNIT)
 
     def at(point):
         row, col = divmod(int(point), cols)
-        return margin + col * _UNIT, margin + row * _UNIT
+        return margin + col * UNIT, margin + row * UNIT
 
     for row in range(rows):
-        y = margin + row * _UNIT
-        canvas.add(_line(margin, y, canvas.width - margin, y))
-        canvas.add(_text(margin * 0.35, y, rows - row, cls="coord", size=12))
-        canvas.add(_text(canvas.width - margin * 0.35, y, rows - row, cls="coord", size=12))
+        y = margin + row * UNIT
+        canvas.add(line(margin, y, canvas.width - margin, y))
+        canvas.add(text(margin * 0.35, y, rows - row, cls="coord", size=12))
+        canvas.add(text(canvas.width - margin * 0.35, y, rows - row, cls="coord", size=12))
     for col in range(cols):
-        x = margin + col * _UNIT
-        canvas.add(_line(x, margin, x, canvas.height - margin))
-        canvas.add(_text(x, margin * 0.35, col_names[col], cls="coord", size=12))
-        canvas.add(_text(x, canvas.height - margin * 0.35, col_names[col], cls="coord", size=12))
+        x = margin + col * UNIT
+        canvas.add(line(x, margin, x, canvas.height - margin))
+        canvas.add(text(x, margin * 0.35, col_names[col], cls="coord", size=12))
+        canvas.add(text(x, canvas.height - margin * 0.35, col_names[col], cls="coord", size=12))
     for row, col in _star_points(rows, cols):
-        canvas.add(_circle(*at(row * cols + col), 3.5, fill="#000"))
+        canvas.add(circle(*at(row * cols + col), 3.5, fill="#000"))
 
     num_points = rows * cols
     if policy is not None:
@@ -68,34 +68,32 @@ def draw(
             x, y = at(point)
             p = float(policy[point])
             canvas.add(
-                _circle(
-                    x, y, 0.45 * _UNIT, cls="policy-shade", fill="#1e90ff", opacity=0.2 + 0.6 * p
-                )
+                circle(x, y, 0.45 * UNIT, cls="policy-shade", fill="#1e90ff", opacity=0.2 + 0.6 * p)
             )
     for point in np.flatnonzero(board[:num_points]):
         x, y = at(point)
         black = board[point] > 0
         canvas.add(
-            _circle(
+            circle(
                 x,
                 y,
-                0.47 * _UNIT,
+                0.47 * UNIT,
                 cls=f"stone {'black' if black else 'white'}",
                 fill="#111" if black else "#f8f8f8",
                 stroke="#000",
                 width=1.0,
             )
         )
-    for point, number in _numbers(move_numbers, num_points).items():
+    for point, number in numbered_points(move_numbers, num_points).items():
         x, y = at(point)
         fill = "#fff" if board[point] > 0 else "#000"
-        canvas.add(_text(x, y, number, cls="move-number", size=14, fill=fill))
+        canvas.add(text(x, y, number, cls="move-number", size=14, fill=fill))
     if policy is not None:
         for point in np.flatnonzero(policy[:num_points] >= 0.01):
             x, y = at(point)
             fill = "#ff0" if board[point] > 0 else "#00008b"
-            canvas.add(_policy_label(x, y, policy[point], fill=fill))
-    extra = _pass_label(policy, num_points)
+            canvas.add(policy_label(x, y, policy[point], fill=fill))
+    extra = pass_label(policy, num_points)
     if last_action is not None:
         if int(last_action) >= num_points:
             extra += " · last: pass"
@@ -103,12 +101,12 @@ def draw(
         else:
             x, y = at(last_action)
             ring = "#fff" if board[int(last_action)] > 0 else "#d00"
-            canvas.add(_circle(x, y, 0.22 * _UNIT, cls="last-move", stroke=ring, width=2.5))
+            canvas.add(circle(x, y, 0.22 * UNIT, cls="last-move", stroke=ring, width=2.5))
     if targets:
         for point in range(num_points):
             x, y = at(point)
-            canvas.add(_target(x - _UNIT / 2, y - _UNIT / 2, _UNIT, _UNIT, point))
-    return canvas.finish(_caption(players, state, value, extra), size, background)
+            canvas.add(target(x - UNIT / 2, y - UNIT / 2, UNIT, UNIT, point))
+    return canvas.finish(caption(players, state, value, extra), size, background)
 
 
 def _star_points(rows: int, cols: int) -> list[tuple[int, int]]:

@@ -7,12 +7,12 @@ import math
 import numpy as np
 
 from azjax.games.render.cells import CellBoard
-from azjax.games.render.shapes import _LOWER, _UNIT, _WOOD, _circle, _line, _n, _percent, _text
+from azjax.games.render.shapes import LOWER, UNIT, WOOD, circle, fmt, line, percent, text
 
 PLAYERS = ("Black", "White")  # the first and the second player, as pictures name them
 MOVE_NUMBERS = False  # an animation marks the last move only
 
-_RADIUS = _UNIT / math.sqrt(3)  # a hexagon's centre to its corners; _UNIT is its width
+_RADIUS = UNIT / math.sqrt(3)  # a hexagon's centre to its corners; UNIT is its width
 # The six corners of a hexagon (pointed at the top), clockwise from the top, as offsets.
 _CORNERS = [(0.0, -1.0), (0.5, -0.5), (0.5, 0.5), (0.0, 1.0), (-0.5, 0.5), (-0.5, -0.5)]
 
@@ -23,31 +23,31 @@ class _Board(CellBoard):
     def __init__(self, size: int, swap_action: int | None):
         super().__init__(size, size)
         self.swap_action = swap_action
-        self.margin = 0.9 * _UNIT
-        width = 2 * self.margin + (size + (size - 1) / 2) * _UNIT
+        self.margin = 0.9 * UNIT
+        width = 2 * self.margin + (size + (size - 1) / 2) * UNIT
         self.canvas.width = width
         self.canvas.height = 2 * self.margin + (2 + 1.5 * (size - 1)) * _RADIUS
 
     def at(self, point) -> tuple[float, float]:
         """The centre of a cell's hexagon."""
         row, col = divmod(int(point), self.cols)
-        x = self.margin + (col + row / 2 + 0.5) * _UNIT
+        x = self.margin + (col + row / 2 + 0.5) * UNIT
         return x, self.margin + _RADIUS * (1 + 1.5 * row)
 
     def area(self, action: int) -> tuple[float, float, float, float]:
         """The band of a hexagon between its neighbours above and below (targets tile the
         board without overlapping)."""
         x, y = self.at(action)
-        return x - _UNIT / 2, y - 0.75 * _RADIUS, _UNIT, 1.5 * _RADIUS
+        return x - UNIT / 2, y - 0.75 * _RADIUS, UNIT, 1.5 * _RADIUS
 
     def corner(self, point: int, index: int) -> tuple[float, float]:
         x, y = self.at(point)
         dx, dy = _CORNERS[index % 6]
-        return x + dx * _UNIT, y + dy * _RADIUS
+        return x + dx * UNIT, y + dy * _RADIUS
 
     def side(self, point: int, index: int, colour: str, width: float) -> str:
         """The hexagon's side from corner `index` to the next one, drawn thick."""
-        return _line(
+        return line(
             *self.corner(point, index), *self.corner(point, index + 1), stroke=colour, width=width
         )
 
@@ -55,9 +55,9 @@ class _Board(CellBoard):
         size, canvas = self.rows, self.canvas
         for point in range(self.num_points):
             corners = " ".join(
-                f"{_n(x)},{_n(y)}" for x, y in map(self.corner, [point] * 6, range(6))
+                f"{fmt(x)},{fmt(y)}" for x, y in map(self.corner, [point] * 6, range(6))
             )
-            canvas.add(f'<polygon points="{corners}" fill="{_WOOD}" stroke="#7a5a2f"/>')
+            canvas.add(f'<polygon points="{corners}" fill="{WOOD}" stroke="#7a5a2f"/>')
         last = size - 1
         # The sides off the board (corners i to i + 1): top row 5-0, 0-1; bottom row 2-3, 3-4;
         # left column 3-4, 4-5; right column 0-1, 1-2.
@@ -70,17 +70,17 @@ class _Board(CellBoard):
         canvas.add(*(self.side(p, i, "#fff", 4) for p, i in white))
         for col in range(size):
             x, y = self.at(col)
-            canvas.add(_text(x, y - _RADIUS - 0.45 * self.margin, _LOWER[col], cls="coord"))
+            canvas.add(text(x, y - _RADIUS - 0.45 * self.margin, LOWER[col], cls="coord"))
         for row in range(size):
             x, y = self.at(row * size)
-            canvas.add(_text(x - 0.5 * _UNIT - 0.45 * self.margin, y, row + 1, cls="coord"))
+            canvas.add(text(x - 0.5 * UNIT - 0.45 * self.margin, y, row + 1, cls="coord"))
 
     def piece(self, x: float, y: float, first: bool) -> str:
         colour = "black" if first else "white"
-        return _circle(
+        return circle(
             x,
             y,
-            0.38 * _UNIT,
+            0.38 * UNIT,
             cls=f"stone {colour}",
             fill="#111" if first else "#f8f8f8",
             stroke="#000",
@@ -96,7 +96,7 @@ class _Board(CellBoard):
     def extra(self, policy) -> str:
         if self.swap_action is None or policy is None or policy[self.swap_action] < 0.01:
             return ""
-        return f" · swap {_percent(policy[self.swap_action])}"
+        return f" · swap {percent(policy[self.swap_action])}"
 
 
 def svg(game, state, *, move_numbers, piece_letters, **overlays) -> str:

@@ -5,15 +5,15 @@ import numpy as np
 
 from azjax.games.render.cells import CellBoard
 from azjax.games.render.shapes import (
-    _FELT,
-    _LOWER,
-    _UNIT,
-    _circle,
-    _line,
-    _pass_label,
-    _point_clicks,
-    _rect,
-    _text,
+    FELT,
+    LOWER,
+    UNIT,
+    circle,
+    line,
+    pass_label,
+    point_clicks,
+    rect,
+    text,
 )
 
 PLAYERS = ("Black", "White")  # the first and the second player, as pictures name them
@@ -26,28 +26,28 @@ class _Board(CellBoard):
 
     def decorate(self) -> None:
         margin, rows, cols, canvas = self.margin, self.rows, self.cols, self.canvas
-        canvas.add(_rect(margin, margin, cols * _UNIT, rows * _UNIT, fill=_FELT))
+        canvas.add(rect(margin, margin, cols * UNIT, rows * UNIT, fill=FELT))
         for i in range(rows + 1):
-            canvas.add(_line(margin, margin + i * _UNIT, margin + cols * _UNIT, margin + i * _UNIT))
-            canvas.add(_line(margin + i * _UNIT, margin, margin + i * _UNIT, margin + rows * _UNIT))
+            canvas.add(line(margin, margin + i * UNIT, margin + cols * UNIT, margin + i * UNIT))
+            canvas.add(line(margin + i * UNIT, margin, margin + i * UNIT, margin + rows * UNIT))
         for col in range(cols):
-            canvas.add(_text(margin + (col + 0.5) * _UNIT, margin / 2, _LOWER[col], cls="coord"))
+            canvas.add(text(margin + (col + 0.5) * UNIT, margin / 2, LOWER[col], cls="coord"))
         for row in range(rows):
-            canvas.add(_text(margin / 2, margin + (row + 0.5) * _UNIT, row + 1, cls="coord"))
+            canvas.add(text(margin / 2, margin + (row + 0.5) * UNIT, row + 1, cls="coord"))
 
     def piece(self, x: float, y: float, first: bool) -> str:
         colour = "black" if first else "white"
-        return _circle(
+        return circle(
             x,
             y,
-            0.42 * _UNIT,
+            0.42 * UNIT,
             cls=f"stone {colour}",
             fill="#111" if first else "#f8f8f8",
             stroke="#000",
         )
 
     def extra(self, policy) -> str:
-        return _pass_label(policy, self.num_points)
+        return pass_label(policy, self.num_points)
 
 
 def svg(game, state, *, move_numbers, piece_letters, **overlays) -> str:
@@ -61,4 +61,4 @@ def svg(game, state, *, move_numbers, piece_letters, **overlays) -> str:
 def clicks(game, action: int, state) -> list[int]:
     """The web board's clicks for `action`: its cell, none for a pass (a button)."""
     del game
-    return _point_clicks(action, state)
+    return point_clicks(action, state)

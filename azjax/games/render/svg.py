@@ -9,11 +9,13 @@ A game's picture is drawn by the module named after its family (`azjax/games/ren
         targets)   the picture (`svg` below)
     clicks(game, action, state)   the points clicked to play an action (`clicks` below)
 
-Grid games share `grid.draw`, games in cells `cells.CellBoard`, and all the primitives of
-`shapes`. Every piece on the board is one element whose class names "stone" and its colour
-(`class="stone black"`, `"stone red"`, `"stone x"`), so a test or a stylesheet can find
-it. Overlays carry their own classes: "last-move", "policy-shade", "policy-label",
-"move-number"; coordinate labels are "coord" and the status line is "caption".
+A game without such a module is drawn by `fallback` (its cells and the pieces of its
+observation's first two planes). Grid games share `grid.draw`, games in cells
+`cells.CellBoard`, and all the public primitives of `shapes`. Every piece on the board is
+one element whose class names "stone" and its colour (`class="stone black"`, `"stone red"`,
+`"stone x"`), so a test or a stylesheet can find it. Overlays carry their own classes:
+"last-move", "policy-shade", "policy-label", "move-number"; coordinate labels are "coord"
+and the status line is "caption".
 """
 
 from types import ModuleType
@@ -21,34 +23,19 @@ from types import ModuleType
 import numpy as np
 
 from azjax import games
+from azjax.games.render import fallback
 
 
 def drawing(game) -> ModuleType:
-    """The module that draws `game` (`azjax/games/render/<family>.py`).
-
-    Raises:
-      ValueError: the game has no picture.
-    """
+    """The module that draws `game`: `azjax/games/render/<family>.py`, else the fallback
+    picture (`azjax/games/render/fallback.py`) for a game without one."""
     module = games.companion(type(game), "azjax.games.render")
-    if module is None:
-        family = games.family_of(game)
-        where = (
-            f"write azjax/games/render/{family}.py"
-            if family
-            else "register the game (azjax/games/__init__.py) and write its "
-            "azjax/games/render/<module>.py"
-        )
-        raise ValueError(
-            f"no SVG picture for games of type {type(game).__name__}: {where}, defining "
-            "PLAYERS, MOVE_NUMBERS, svg and clicks (azjax/games/render/svg.py says what each is)"
-        )
-    return module
+    return fallback if module is None else module
 
 
 def player_names(game) -> tuple[str, str]:
     """The names the pictures give the first and the second player ("Black", "White")."""
-    module = games.companion(type(game), "azjax.games.render")
-    return ("first player", "second player") if module is None else module.PLAYERS
+    return drawing(game).PLAYERS
 
 
 def clicks(game, action: int, state) -> list[int]:
@@ -56,9 +43,6 @@ def clicks(game, action: int, state) -> list[int]:
     `data-point`s of its targets (`svg(..., targets=True)`). One point in Go, Gomoku,
     Othello and Tic-tac-toe, a column in Connect Four, origin then target in Xiangqi; none
     for a move with no place on the board (a pass), which the web board makes a button.
-
-    Raises:
-      ValueError: the game has no picture.
     """
     return drawing(game).clicks(game, int(action), state)
 
@@ -94,9 +78,6 @@ def svg(
 
     Returns:
       The SVG document as a string.
-
-    Raises:
-      ValueError: the game has no picture.
     """
     return drawing(game).svg(
         game,

@@ -3,20 +3,20 @@
 import numpy as np
 
 from azjax.games.render.shapes import (
-    _UNIT,
-    _XIANGQI_BLACK,
-    _XIANGQI_FILES,
-    _XIANGQI_LETTERS,
-    _XIANGQI_RED,
-    _Canvas,
-    _caption,
-    _circle,
-    _line,
-    _n,
-    _policy_label,
-    _rect,
-    _target,
-    _text,
+    UNIT,
+    XIANGQI_BLACK,
+    XIANGQI_FILES,
+    XIANGQI_LETTERS,
+    XIANGQI_RED,
+    Canvas,
+    caption,
+    circle,
+    fmt,
+    line,
+    policy_label,
+    rect,
+    target,
+    text,
 )
 from azjax.games.xiangqi_tables import _MOVE_POINTS
 
@@ -31,32 +31,32 @@ def svg(
     (`render.svg`'s overlays; the policy as arrows, no move numbers)."""
     del game, move_numbers
     board = np.asarray(state.board)  # Red's view, row 0 = rank 9
-    rows, cols, margin = 10, 9, 1.0 * _UNIT
-    canvas = _Canvas(2 * margin + (cols - 1) * _UNIT, 2 * margin + (rows - 1) * _UNIT)
+    rows, cols, margin = 10, 9, 1.0 * UNIT
+    canvas = Canvas(2 * margin + (cols - 1) * UNIT, 2 * margin + (rows - 1) * UNIT)
 
     def at(point):
         row, col = divmod(int(point), cols)
-        return margin + col * _UNIT, margin + row * _UNIT
+        return margin + col * UNIT, margin + row * UNIT
 
     right, bottom = canvas.width - margin, canvas.height - margin
-    river_top, river_bottom = margin + 4 * _UNIT, margin + 5 * _UNIT
+    river_top, river_bottom = margin + 4 * UNIT, margin + 5 * UNIT
     for row in range(rows):
-        y = margin + row * _UNIT
-        canvas.add(_line(margin, y, right, y))
-        canvas.add(_text(margin * 0.35, y, rows - 1 - row, cls="coord"))
+        y = margin + row * UNIT
+        canvas.add(line(margin, y, right, y))
+        canvas.add(text(margin * 0.35, y, rows - 1 - row, cls="coord"))
     for col in range(cols):
-        x = margin + col * _UNIT
+        x = margin + col * UNIT
         if col in (0, cols - 1):
-            canvas.add(_line(x, margin, x, bottom))
+            canvas.add(line(x, margin, x, bottom))
         else:
-            canvas.add(_line(x, margin, x, river_top), _line(x, river_bottom, x, bottom))
-        canvas.add(_text(x, canvas.height - margin * 0.35, _XIANGQI_FILES[col], cls="coord"))
+            canvas.add(line(x, margin, x, river_top), line(x, river_bottom, x, bottom))
+        canvas.add(text(x, canvas.height - margin * 0.35, XIANGQI_FILES[col], cls="coord"))
     for top in (0, 7):
-        x1, x2 = margin + 3 * _UNIT, margin + 5 * _UNIT
-        y1, y2 = margin + top * _UNIT, margin + (top + 2) * _UNIT
-        canvas.add(_line(x1, y1, x2, y2), _line(x1, y2, x2, y1))
+        x1, x2 = margin + 3 * UNIT, margin + 5 * UNIT
+        y1, y2 = margin + top * UNIT, margin + (top + 2) * UNIT
+        canvas.add(line(x1, y1, x2, y2), line(x1, y2, x2, y1))
     canvas.add(
-        _text(
+        text(
             canvas.width / 2,
             (river_top + river_bottom) / 2,
             "river" if piece_letters else "楚 河        漢 界",
@@ -68,15 +68,15 @@ def svg(
 
     player = int(np.asarray(state.current_player))
     if last_action is not None:
-        origin, target = _MOVE_POINTS[1 - player, int(last_action)]
-        for point in (origin, target):
+        origin, destination = _MOVE_POINTS[1 - player, int(last_action)]
+        for point in (origin, destination):
             x, y = at(point)
             canvas.add(
-                _rect(
-                    x - 0.45 * _UNIT,
-                    y - 0.45 * _UNIT,
-                    0.9 * _UNIT,
-                    0.9 * _UNIT,
+                rect(
+                    x - 0.45 * UNIT,
+                    y - 0.45 * UNIT,
+                    0.9 * UNIT,
+                    0.9 * UNIT,
                     fill="#7fd37f",
                     cls="last-move",
                     opacity=0.7,
@@ -88,14 +88,14 @@ def svg(
         red = code > 0
         colour = "#c00" if red else "#111"
         if piece_letters:
-            label = _XIANGQI_LETTERS[abs(code) - 1]
+            label = XIANGQI_LETTERS[abs(code) - 1]
             label = label.upper() if red else label
         else:
-            label = (_XIANGQI_RED if red else _XIANGQI_BLACK)[abs(code) - 1]
+            label = (XIANGQI_RED if red else XIANGQI_BLACK)[abs(code) - 1]
         canvas.add(
             f'<g class="stone {"red" if red else "black"}">'
-            + _circle(x, y, 0.44 * _UNIT, fill="#f5deb3", stroke=colour, width=2)
-            + _text(x, y, label, cls="piece-label", size=20, fill=colour)
+            + circle(x, y, 0.44 * UNIT, fill="#f5deb3", stroke=colour, width=2)
+            + text(x, y, label, cls="piece-label", size=20, fill=colour)
             + "</g>"
         )
     if policy is not None:
@@ -106,26 +106,26 @@ def svg(
             'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#1e90ff"/></marker></defs>'
         )
         for action in top:
-            origin, target = _MOVE_POINTS[player, int(action)]
-            (x1, y1), (x2, y2) = at(origin), at(target)
+            origin, destination = _MOVE_POINTS[player, int(action)]
+            (x1, y1), (x2, y2) = at(origin), at(destination)
             p = float(policy[action])
             canvas.add(
-                f'<line class="policy-shade" x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" '
-                f'y2="{_n(y2)}" stroke="#1e90ff" stroke-opacity="{0.4 + 0.5 * p:.2f}" '
+                f'<line class="policy-shade" x1="{fmt(x1)}" y1="{fmt(y1)}" x2="{fmt(x2)}" '
+                f'y2="{fmt(y2)}" stroke="#1e90ff" stroke-opacity="{0.4 + 0.5 * p:.2f}" '
                 f'stroke-width="5" marker-end="url(#arrowhead)"/>'
             )
             label_x, label_y = (x1 + 2 * x2) / 3, (y1 + 2 * y2) / 3 - 8
-            canvas.add(_policy_label(label_x, label_y, p, fill="#00008b", size=12))
+            canvas.add(policy_label(label_x, label_y, p, fill="#00008b", size=12))
     if targets:
         for point in range(rows * cols):
             x, y = at(point)
-            canvas.add(_target(x - _UNIT / 2, y - _UNIT / 2, _UNIT, _UNIT, point))
-    return canvas.finish(_caption(PLAYERS, state, value), size, "#f0d9a0")
+            canvas.add(target(x - UNIT / 2, y - UNIT / 2, UNIT, UNIT, point))
+    return canvas.finish(caption(PLAYERS, state, value), size, "#f0d9a0")
 
 
 def clicks(game, action: int, state) -> list[int]:
     """The web board's clicks for `action`: the piece's point, then its target's (points as
     Red sees the board, row 0 = rank 9)."""
     del game
-    origin, target = _MOVE_POINTS[int(state.current_player), action]
-    return [int(origin), int(target)]
+    origin, destination = _MOVE_POINTS[int(state.current_player), action]
+    return [int(origin), int(destination)]
