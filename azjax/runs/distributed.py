@@ -335,6 +335,10 @@ def to_host(tree: Any) -> Any:
     """
 
     def leaf(value):
+        if isinstance(value, jax.Array):
+            # A computation that failed (an allocation) raises here; `device_get` of an
+            # output beside the one that failed would wait for good, deaf to signals (jaxlib).
+            value.block_until_ready()
         if isinstance(value, jax.Array) and not value.is_fully_addressable:
             if value.is_fully_replicated:
                 return np.asarray(value.addressable_data(0))

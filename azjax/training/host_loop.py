@@ -35,7 +35,7 @@ from azjax.faults import is_disk_full
 from azjax.runs import distributed
 from azjax.runs.metrics import Progress, iteration_record
 from azjax.runs.trackers import Profiler
-from azjax.training import compute, memory_check
+from azjax.training import compute
 from azjax.training.compiled import iterate
 from azjax.training.evaluation import evaluation_for
 from azjax.training.members import Member, Single, Stacked
@@ -134,8 +134,10 @@ class HostLoop:
     def restore(self) -> TrainerState:
         """The state, each member from its checkpoint; the members' metrics writers."""
         keys = self.axis.join([jax.random.PRNGKey(m.settings.seed) for m in self.members])
-        memory_check.check_state(self.run.init, keys)  # before XLA allocates it
-        fresh = self.run.init(keys)
+        # Checked against memory before (`memory_check`, by `train` and `population`). An
+        # allocation that fails even so raises here (one line: out of memory): reading any
+        # other part of the state first would wait for good, deaf to signals (jaxlib).
+        fresh = jax.block_until_ready(self.run.init(keys))
         states = []
         for index, member in enumerate(self.members):
             like, restored = member.restore(

@@ -5,10 +5,12 @@ A replay or a self-play batch too large for memory did not fail: with
 CPU for good, deaf to Ctrl-C and SIGTERM. `check_state` compares the bytes of the state the
 devices hold (from `jax.eval_shape` of its `init`: nothing is allocated) with the memory
 they can take: each accelerator's free memory (`memory_stats`), and for CPU devices the
-host's available memory (`MemAvailable`), which this process's CPU devices share. The
-compiled steps need more (search trees, activations: `azjax train --memory-plan`), so this
-refuses what can never fit, not every run that will not.
+memory this process can still allocate on its host (`host_available`), which its CPU devices
+share. The compiled steps need more (search trees, activations: `azjax train
+--memory-plan`), so this refuses what can never fit, not every run that will not.
 """
+
+import resource
 
 import jax
 import numpy as np
@@ -26,8 +28,17 @@ def _bytes_per_device(tree) -> int:
     return total
 
 
-def host_available() -> int | None:
-    """The host memory available to new allocations (Linux's MemAvailable), or None."""
+def _read_int(path: str) -> int | None:
+    """The integer a kernel file holds ("max" and unreadable files: None)."""
+    try:
+        with open(path) as file:
+            return int(file.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _mem_available() -> int | None:
+    """Linux's MemAvailable: the host's memory free to new allocations."""
     try:
         with open("/proc/meminfo") as file:
             for line in file:
@@ -36,6 +47,64 @@ def host_available() -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def _cgroup_available(
+    cgroups: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup"
+) -> int | None:
+    """What this process's memory cgroup (a container's limit: Docker's --memory, a
+    Kubernetes pod's) still takes: its limit less its use; None without a limit. In a
+    container `/proc/meminfo` shows the whole host's memory, not the limit."""
+    try:
+        with open(cgroups) as file:
+            lines = file.read().splitlines()
+    except OSError:
+        lines = []
+    v2, v1 = ("memory.max", "memory.current"), ("memory.limit_in_bytes", "memory.usage_in_bytes")
+    places = []
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if controllers == "":  # cgroup v2
+            places.append((f"{root}{path}", v2))
+        elif "memory" in controllers.split(","):  # cgroup v1
+            places.append((f"{root}/memory{path}", v1))
+    # Inside a container those paths may not be mounted: its own root is its cgroup.
+    places += [(root, v2), (f"{root}/memory", v1)]
+    for folder, (limit_file, usage_file) in places:
+        limit = _read_int(f"{folder.rstrip('/')}/{limit_file}")
+        if limit is not None and limit < 2**60:  # v1 writes "no limit" as about 2**63
+            return max(0, limit - (_read_int(f"{folder.rstrip('/')}/{usage_file}") or 0))
+    return None
+
+
+def _address_space_available() -> int | None:
+    """What `ulimit -v` (RLIMIT_AS) leaves this process: the limit less its virtual size;
+    None without a limit. XLA's allocation beyond it failed without a word, and reading the
+    state then waited for good (`HostLoop.restore`)."""
+    limit, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if limit == resource.RLIM_INFINITY:
+        return None
+    size = 0
+    try:
+        with open("/proc/self/status") as file:
+            for line in file:
+                if line.startswith("VmSize:"):
+                    size = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return max(0, limit - size)
+
+
+def host_available() -> int | None:
+    """The host memory this process can still allocate: the least of the host's free memory
+    (MemAvailable), its container's limit (cgroup) and its `ulimit -v`; None if none is
+    known."""
+    known = [
+        x
+        for x in (_mem_available(), _cgroup_available(), _address_space_available())
+        if x is not None
+    ]
+    return min(known) if known else None
 
 
 def _gib(count: float) -> str:
@@ -52,7 +121,7 @@ def check_state(init, *args) -> None:
     per_device = _bytes_per_device(state)
     replay = _bytes_per_device(getattr(state, "buffer", None))
     if devices[0].platform == "cpu":  # the host's memory, shared by its CPU devices
-        copies, free, where = len(devices), host_available(), "on this host"
+        copies, free, where = len(devices), host_available(), "to this process on this host"
     else:
         stats = [d.memory_stats() or {} for d in devices]
         if not all("bytes_limit" in s for s in stats):

@@ -41,7 +41,7 @@ from azjax.paths import bound_cloud_writes, workdir_path
 from azjax.runs import checkpoint, distributed, lock
 from azjax.runs.directory import prepare_workdir
 from azjax.runs.metrics import progress_line
-from azjax.training import compiled
+from azjax.training import compiled, memory_check
 from azjax.training import pbt as pbt_lib
 from azjax.training.host_loop import HostLoop
 from azjax.training.members import Member, Stacked, member, stack
@@ -221,10 +221,15 @@ def train_population(
             distributed.check_same_run(config, workdir)
             # Checked first (nothing is made for a refused run), then again under the lock.
             prepare_workdir(config, workdir, allow_config_change=False, write=False)
-            held.enter_context(lock.hold(workdir, primary=primary))
-            prepare_workdir(config, workdir, allow_config_change=False, write=primary)
         run = compile_population(configs[0], len(configs), mesh)
         single = compiled.compile_run(configs[0], mesh)
+        # A state too large for memory: refused before anything is written or allocated.
+        seeds = [build.make_run_settings(c).seed for c in configs]
+        keys = Stacked().join([jax.random.PRNGKey(seed) for seed in seeds])
+        memory_check.check_state(run.init, keys)
+        for config, workdir in zip(configs, workdirs, strict=True):
+            held.enter_context(lock.hold(workdir, primary=primary))
+            prepare_workdir(config, workdir, allow_config_change=False, write=primary)
         members = [
             Member.open(c, w, index=i)
             for i, (c, w) in enumerate(zip(configs, workdirs, strict=True))

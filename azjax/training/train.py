@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+import jax
 import ml_collections
 from jax.sharding import Mesh
 
@@ -20,7 +21,7 @@ from azjax.core.steps import TrainerState
 from azjax.paths import bound_cloud_writes, workdir_path
 from azjax.runs import checkpoint, distributed, lock
 from azjax.runs.directory import prepare_workdir
-from azjax.training import gating, pretrain
+from azjax.training import gating, memory_check, pretrain
 from azjax.training.compiled import compile_run
 from azjax.training.host_loop import HostLoop
 from azjax.training.members import Member, Single
@@ -92,9 +93,11 @@ def train(
             # A new run reads its records first: a refused record leaves no run behind.
             game = games.make(settings.game, **settings.game_kwargs)
             data = pretrain.load_records(records, game, log)
+        run = compile_run(config, mesh)
+        # A state too large for memory: refused before anything is written or allocated.
+        memory_check.check_state(run.init, jax.random.PRNGKey(settings.seed))
         held.enter_context(lock.hold(workdir, primary=primary))
         prepare_workdir(config, workdir, allow_config_change=allow_config_change, write=primary)
-        run = compile_run(config, mesh)
         gate = None
         if gated:
             variables_sharding = run.shardings.train_state.variables

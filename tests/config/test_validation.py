@@ -13,13 +13,13 @@ import subprocess
 
 import jax
 import pytest
-from conftest import tiny_config
+from conftest import PYTHON, subprocess_env, tiny_config
 
 from azjax import config as config_lib
 from azjax.apps import cli
 from azjax.config import build, schema
 from azjax.matches.agent import load_agent
-from azjax.runs.directory import load_run_config
+from azjax.runs.directory import load_run_config, prepare_workdir
 from azjax.training import compiled, evaluation, memory_check
 from azjax.training import train as train_lib
 from azjax.types import UserError
@@ -80,6 +80,76 @@ def test_a_replay_too_big_for_memory_is_refused_before_it_is_allocated(capsys, t
     line = assert_one_line_error(capsys, argv, "the run's state needs", "lower replay.capacity")
     needed, free = (float(x) for x in re.findall(r"([\d.]+) GiB", line)[::2])
     assert needed > free > 0, line
+    # Nothing written: the same folder takes the run with a replay that fits (a saved
+    # config.json of the refused run would refuse it as a changed config).
+    assert not run.exists()
+    prepare_workdir(tiny_config(), run, allow_config_change=False)
+
+
+# A state that fits the host's free memory, not what `ulimit -v` leaves the process: XLA's
+# allocation failed without a word and reading the state waited for good, deaf to signals.
+ULIMITED = """
+import resource, sys
+_, hard = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, (int(6.5 * 2**30), hard))
+if sys.argv[1] == "unchecked":  # the plan passes: the failed allocation itself must say so
+    from azjax.training import memory_check
+    memory_check.host_available = lambda: None
+from azjax.apps.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _train_limited(tmp_path, check: str, capacity: int) -> tuple[int, list[str]]:
+    """`azjax train` of tic_tac_toe under a 6.5 GiB `ulimit -v`: (status, stderr lines); a
+    hang fails the test at its timeout."""
+    argv = ["train", "--config", "tic_tac_toe", "--workdir", str(tmp_path / "run"),
+            "--config.eval.every=0", "--config.train.num_iterations=1",
+            f"--config.replay.capacity={capacity}"]  # fmt: skip
+    result = subprocess.run([PYTHON, "-c", ULIMITED, check, *argv], capture_output=True,
+                            text=True, env=subprocess_env(), timeout=300)  # fmt: skip
+    return result.returncode, result.stderr.strip().splitlines()
+
+
+def test_the_memory_check_counts_the_address_space_ulimit_leaves(tmp_path):
+    """A replay of 8.4 GiB under a 6.5 GiB `ulimit -v`: one line before anything is written
+    (the host's free memory took it, and the allocation hung)."""
+    status, said = _train_limited(tmp_path, "checked", 200_000_000)
+    assert status == 2 and len(said) == 1, said
+    assert said[0].startswith("azjax: error: the run's state needs 8.4 GiB"), said
+    assert "free to this process on this host" in said[0]
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_allocation_that_fails_all_the_same_is_one_line_not_a_hang(tmp_path):
+    """The memory plan passed (patched), and XLA's allocation of an 8.4 GiB replay fails:
+    one line naming out of memory, status 1 (it waited for good, deaf to signals)."""
+    status, said = _train_limited(tmp_path, "unchecked", 200_000_000)
+    assert status == 1 and len(said) == 1, said
+    assert said[0].startswith("azjax: error: out of memory (RESOURCE_EXHAUSTED"), said
+    assert "lower the batch sizes or replay.capacity" in said[0]
+
+
+def test_the_memory_check_reads_a_containers_limit(tmp_path):
+    """A cgroup's limit less its use (v2 and v1), which `/proc/meminfo` does not show; no
+    limit: None."""
+    root = tmp_path / "cgroup"
+    (root / "pod").mkdir(parents=True)
+    (root / "pod" / "memory.max").write_text(f"{8 * 2**30}\n")
+    (root / "pod" / "memory.current").write_text(f"{3 * 2**30}\n")
+    v2 = tmp_path / "v2"
+    v2.write_text("0::/pod\n")
+    assert memory_check._cgroup_available(str(v2), str(root)) == 5 * 2**30
+    (root / "pod" / "memory.max").write_text("max\n")
+    assert memory_check._cgroup_available(str(v2), str(root)) is None
+    (root / "memory" / "job").mkdir(parents=True)
+    (root / "memory" / "job" / "memory.limit_in_bytes").write_text(f"{4 * 2**30}\n")
+    (root / "memory" / "job" / "memory.usage_in_bytes").write_text(f"{2**30}\n")
+    v1 = tmp_path / "v1"
+    v1.write_text("5:cpu:/\n4:memory:/job\n")
+    assert memory_check._cgroup_available(str(v1), str(root)) == 3 * 2**30
+    (root / "memory" / "job" / "memory.limit_in_bytes").write_text(f"{2**63 - 4096}\n")
+    assert memory_check._cgroup_available(str(v1), str(root)) is None
 
 
 def test_the_memory_check_counts_the_devices_share(monkeypatch):
