@@ -39,6 +39,7 @@ from azjax.extras import missing_extra
 def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
     import jax  # noqa: PLC0415
 
+    from azjax import interrupt  # noqa: PLC0415
     from azjax.apps import cli_records  # noqa: PLC0415
     from azjax.apps.protocols import sgf  # noqa: PLC0415
     from azjax.config import parse_opponent_spec  # noqa: PLC0415
@@ -63,6 +64,7 @@ def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
     if args.sgf:
         sgf.check_go(agent.game)
     fmt, recorder = cli_records.evaluate_recorder(args, agent, kind)
+    _stop_if_asked()  # Ctrl-C while the agent loaded: no game begun
     outcomes, reasons, result = agent_lib.play_opponent(
         agent,
         args.opponent,
@@ -72,13 +74,16 @@ def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
         seed=args.seed,
         num_simulations=args.simulations,
         watchers=[] if recorder is None else [recorder],
+        should_stop=interrupt.requested,  # an engine's games: Ctrl-C after the one in play
     )
     summary = arena.summarize(outcomes)
     changed = "".join(f", {key}={value}" for key, value in (overrides or {}).items())
     forfeits = f"; {len(reasons)} forfeited by the engine ({reasons[0]})" if reasons else ""
+    played = len(outcomes)
+    stopped = f" (stopped after {played} of {args.games} games)" if played < args.games else ""
     print(
         f"{args.workdir} (iteration {agent.iteration}, {agent.num_simulations} "
-        f"simulations{changed}) vs {args.opponent}: {summary.format()}{forfeits}"
+        f"simulations{changed}) vs {args.opponent}: {summary.format()}{forfeits}{stopped}"
     )
     if args.sgf:
         name = f"azjax-{agent.iteration}"

@@ -258,12 +258,14 @@ def play_opponent(
     seed: int = 0,
     num_simulations: int | None = None,
     watchers=(),
+    should_stop=lambda: False,
 ):
     """The agent against an opponent spec, half the games as first player; `watchers` are
     told every host game (`arena.play_host_game`: a `recording.Recorder`).
 
     Outside engines and the solver play host games one at a time (`arena.engine_outcomes`),
-    the others one batched match (`arena.make_match`).
+    fewer where `should_stop()` comes true after a game; the others one batched match
+    (`arena.make_match`).
 
     Returns:
       (outcomes, reasons, result): the agent's outcome in each game (+1, 0, -1); the reasons
@@ -286,6 +288,7 @@ def play_opponent(
             seed=seed,
             opening_plies=opening_plies,
             watchers=watchers,
+            should_stop=should_stop,
         )
         return outcomes, reasons, None
     opponent, params = make_opponent(agent.game, spec, num_simulations=num_simulations)

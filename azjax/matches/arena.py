@@ -351,10 +351,12 @@ def engine_outcomes(
     step=None,
     opening_plies: int = 0,
     watchers=(),
+    should_stop: Callable[[], object] = lambda: False,
 ) -> tuple[list[float], list[str], int]:
     """An azjax player against an outside engine or the solver: `num_games` host games (the
     player first in the even ones) after `opening_plies` random moves. Returns the player's
-    outcome in each game (+1, 0, -1) and the reasons of those not ended by the rules.
+    outcome in each game (+1, 0, -1) and the reasons of those not ended by the rules; fewer
+    games where `should_stop()` (asked after each game: `interrupt.requested`) came true.
 
     Args:
       player: the player function, jitted (`DeviceHostPlayer`).
@@ -376,6 +378,8 @@ def engine_outcomes(
             moves += sum((ply % 2 == 0) == agent_first for ply in range(opening_plies, plies))
             if reason:
                 reasons.append(reason)
+            if should_stop():
+                break
     return outcomes, reasons, moves
 
 

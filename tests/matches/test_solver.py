@@ -1,5 +1,6 @@
 """The Connect Four solver (bitbully) as an opponent, and mistakes measured against it."""
 
+import re
 import signal
 import subprocess
 import time
@@ -183,3 +184,42 @@ def test_ctrl_c_stops_mistakes_cleanly_wherever_it_lands(solver, delay):
     out, err = process.communicate(timeout=600)
     assert process.returncode == 130, (process.returncode, err.decode())
     assert b"Traceback" not in err, err.decode()
+
+
+def test_engine_games_stop_after_the_game_in_play_when_asked(solver, game, step):
+    """`should_stop` (Ctrl-C in `azjax evaluate`: `interrupt.requested`) is asked after each
+    host game; the games played are returned (all of them were played before)."""
+    del solver
+    random_player = jax.jit(arena.random_player(game))
+    asked = []
+
+    def should_stop():
+        asked.append(1)
+        return len(asked) >= 2
+
+    outcomes, _, _ = arena.engine_outcomes(
+        game, random_player, None, parse_engine_spec("solver"), num_games=6,
+        key=jax.random.PRNGKey(0), step=step, should_stop=should_stop,
+    )  # fmt: skip
+    assert len(outcomes) == 2 and len(asked) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay", [5.0, 20.0])
+def test_ctrl_c_stops_evaluate_against_the_solver_after_the_game_in_play(solver, delay):
+    """A real SIGINT during `azjax evaluate` against an engine (here the solver): status 130
+    soon after, no traceback, and the games played so far reported (it played all 1000)."""
+    command = [PYTHON, "-m", "azjax.apps.cli", "evaluate", "--agent", "connect_four",
+               "--opponent", "solver", "--games", "1000", "--simulations", "2"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=subprocess_env())  # fmt: skip
+    try:
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=180)
+    finally:
+        process.kill()  # one still playing fails the test, and stops
+    assert process.returncode == 130, (process.returncode, err)
+    assert "Traceback" not in err, err
+    if out:  # the signal came during the games: those played, as one result line
+        assert re.search(r" \(stopped after \d+ of 1000 games\)$", out.strip()), out
