@@ -31,7 +31,7 @@ print one line to stderr and exit with status 2. Messages go through `logging` (
 import sys
 
 from azjax.apps import cli_errors, console
-from azjax.apps.cli_args import parser, resolve_agent, split_overrides
+from azjax.apps.cli_args import check_local_paths, parser, resolve_agent, split_overrides
 from azjax.apps.cli_train import joined, train
 from azjax.extras import missing_extra
 
@@ -352,6 +352,7 @@ def _main(argv: list[str]) -> int:
         rest, overrides = split_overrides(argv)
         args = parser().parse_args(rest)
         resolve_agent(args)
+        check_local_paths(args)
         if args.command is None:
             parser().print_help()
             return 2

@@ -94,6 +94,40 @@ def resolve_agent(args) -> None:
         args.opponent_workdir = f"zoo:{args.opponent_agent}"
 
 
+# The options that name a local folder or file: a cloud URI there was made a local folder
+# named "gs:" in the working folder (records, frontier, ablation) or failed after the work.
+LOCAL_ONLY = {
+    "evaluate": ("records", "sgf"),
+    "selfplay": ("records", "sgf"),
+    "records": ("out",),
+    "gtp": ("sgf_dir",),
+    "mistakes": ("out",),
+    "plot": ("out",),
+    "frontier": ("dir",),
+    "ablation": ("workdir",),
+}
+
+
+def check_local_paths(args) -> None:
+    """Refuses a cloud URI (`gs://...`) given to an option that writes locally only, before
+    anything runs.
+
+    Raises:
+      UserError: such an option holds a URI.
+    """
+    from azjax.types import UserError  # noqa: PLC0415  (no jax)
+
+    for name in LOCAL_ONLY.get(args.command, ()):
+        value = getattr(args, name, None)
+        if value is not None and "://" in str(value):
+            option = "--" + name.replace("_", "-")
+            raise UserError(
+                f"{option} {value}: azjax {args.command} writes there on the local file "
+                "system only (gs:// is for the --workdir of train and sweep and the --dir of "
+                "tournament): name a local path, and copy it to the bucket after"
+            )
+
+
 def parser() -> argparse.ArgumentParser:
     from azjax import __version__  # noqa: PLC0415  (no jax)
 
