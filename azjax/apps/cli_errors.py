@@ -8,6 +8,7 @@ of the run that stopped answering.
 
 import errno
 import os
+import sys
 import traceback
 
 from azjax.faults import first_line, is_lost_peer, is_out_of_memory, is_unreachable
@@ -25,12 +26,24 @@ def _name_too_long(error: BaseException | None) -> OSError | None:
 def _no_platform(error: BaseException) -> bool:
     """Whether jax failed to start the platform `JAX_PLATFORMS` names (a bare AssertionError
     in its backend setup for `cuda` without the plugin, a RuntimeError for `tpu` without
-    libtpu)."""
+    libtpu). Where jax left its own frames out of the traceback (an error raised in a
+    computation's dispatch: `azjax evaluate`, `bench`), jax is asked again: its backends
+    raise again where they failed to start."""
+    if not os.environ.get("JAX_PLATFORMS"):
+        return False
     frames = traceback.extract_tb(error.__traceback__)
-    in_backend = bool(frames) and frames[-1].filename.endswith("xla_bridge.py")
-    return bool(os.environ.get("JAX_PLATFORMS")) and (
-        in_backend or "Unable to initialize backend" in str(error)
-    )
+    if (frames and frames[-1].filename.endswith("xla_bridge.py")) or (
+        "Unable to initialize backend" in str(error)
+    ):
+        return True
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return False
+    try:
+        jax.devices()
+    except Exception:  # noqa: BLE001  (any failure to start: that platform is not here)
+        return True
+    return False
 
 
 def one_line(error: BaseException) -> tuple[str, int, bool] | None:

@@ -490,14 +490,24 @@ def test_the_parser_loads_no_jax():
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("platform", ["cuda", "tpu"])
-def test_a_platform_jax_cannot_start_is_one_line(tmp_path, platform):
+@pytest.mark.parametrize(
+    "platform, argv",
+    [
+        ("cuda", ["train", "--config", "tic_tac_toe", "--workdir", "RUN"]),
+        ("tpu", ["train", "--config", "tic_tac_toe", "--workdir", "RUN"]),
+        # Raised in a computation's dispatch, where jax leaves its frames out of the traceback.
+        ("cuda", ["evaluate", "--agent", "tic_tac_toe", "--opponent", "random", "--games", "2"]),
+        ("cuda", ["bench", "--game", "tic_tac_toe", "--quick"]),
+    ],
+    ids=["cuda-train", "tpu-train", "cuda-evaluate", "cuda-bench"],
+)
+def test_a_platform_jax_cannot_start_is_one_line(tmp_path, platform, argv):
     """`JAX_PLATFORMS` naming a platform this machine lacks: one line and status 2 (jax
-    raised a bare AssertionError for cuda), nothing written."""
+    raised a bare AssertionError for cuda, in a traceback), nothing written."""
     run = tmp_path / "run"
-    command = [sys.executable, "-m", "azjax.apps.cli", "train", "--config", "tic_tac_toe"]
-    result = subprocess.run([*command, "--workdir", str(run)], capture_output=True, text=True,
-                            env=subprocess_env(JAX_PLATFORMS=platform))  # fmt: skip
+    argv = [str(run) if a == "RUN" else a for a in argv]
+    result = subprocess.run([sys.executable, "-m", "azjax.apps.cli", *argv], capture_output=True,
+                            text=True, env=subprocess_env(JAX_PLATFORMS=platform))  # fmt: skip
     said = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(said) == 1, result.stderr
     assert said[0].startswith(f"azjax: error: JAX_PLATFORMS={platform}: jax cannot start"), said
