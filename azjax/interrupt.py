@@ -36,8 +36,8 @@ def _handle(signum, frame):
             # Killing the process would kill the kernel and the notebook's variables with it.
             raise KeyboardInterrupt
         sys.stderr.write(
-            "\nazjax: stopped at once (second signal); the newest finished checkpoint is kept, "
-            "run the same command again to resume\n"
+            "\nazjax: stopped at once (second signal); what was finished is kept (a run's "
+            "newest checkpoint, the games written): run the same command again to resume\n"
         )
         sys.stderr.flush()
         os._exit(130)
