@@ -52,6 +52,7 @@ def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
         raise UserError(
             "--sgf records batched matches, not games against an outside engine: use --records"
         )
+    cli_records.make_folders(args)  # one that cannot be written: one line before the games
     agent = agent_lib.load_agent(args.workdir, num_simulations=args.simulations, search=overrides)
     opening = args.opening_plies
     if opening is None:  # random openings between deterministic players

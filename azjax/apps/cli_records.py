@@ -2,6 +2,10 @@
 `matches.engine_records`), `azjax selfplay` (a run's self-play, with its search policies)
 and the records of `azjax evaluate --records DIR` (any opponent, outside engines too)."""
 
+import errno
+import os
+from pathlib import Path
+
 import jax
 
 from azjax import interrupt
@@ -32,11 +36,36 @@ def records(args) -> int:
     return 0
 
 
+def make_folders(args) -> None:
+    """Makes the folders `--records` and `--sgf` name, before any game: one that cannot be
+    written is one line (status 2) now, not after the games (status 1).
+
+    Raises:
+      UserError: a folder that cannot be made or written (a file, a name too long, no
+        permission).
+    """
+    for option in ("records", "sgf"):
+        folder = getattr(args, option, None)
+        if not folder:
+            continue
+        try:
+            if Path(folder).is_file():
+                raise UserError(f"cannot write --{option} {folder}: it is a file, not a folder")
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            if not os.access(folder, os.W_OK):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        except OSError as error:
+            raise UserError(
+                f"cannot write --{option} {folder}: {error.strerror or error}"
+            ) from None
+
+
 def selfplay(args) -> int:
     """`azjax selfplay`: games as in training, as SGF (`--sgf`, Go) and records (`--records`,
     any game, with the search policies in JSONL)."""
     if not args.sgf and not args.records:
         raise UserError("say where the games go: --sgf DIR (go) or --records DIR (any game)")
+    make_folders(args)
     agent = agent_lib.load_agent(args.workdir)
     if args.sgf:
         sgf.check_go(agent.game)

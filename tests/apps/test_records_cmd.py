@@ -167,6 +167,26 @@ def test_selfplay_and_evaluate_write_records_of_any_game(capsys, tmp_path):
     assert_user_error(capsys, ["selfplay", "--workdir", run, "--games", "2"], "--records DIR")
 
 
+@pytest.mark.parametrize("option", ["--records", "--sgf"])
+@pytest.mark.parametrize("command", ["evaluate", "selfplay"])
+def test_a_records_folder_that_cannot_be_written_is_one_line_before_the_games(
+    capsys, tmp_path, command, option
+):
+    """A file, a name over 255 bytes, a folder under /proc: one line and status 2 before any
+    game (the games were played, then 'cannot write' with status 1)."""
+    (tmp_path / "file").write_text("")
+    argv = [command, "--agent", "tic_tac_toe", "--games", "2"]
+    argv += ["--opponent", "random"] if command == "evaluate" else []
+    for folder, said in [
+        (tmp_path / "file", "it is a file, not a folder"),
+        (tmp_path / ("a" * 300), "File name too long"),
+        ("/proc/no-folder", "No such file or directory"),
+    ]:
+        assert_user_error(
+            capsys, [*argv, option, folder], f"cannot write {option} {folder}: ", said
+        )
+
+
 @pytest.mark.slow  # complete games against an outside engine
 def test_evaluate_against_an_engine_writes_its_games(capsys, xiangqi_run, tmp_path):
     spec = f"uci:{stockfish()} depth=1"
