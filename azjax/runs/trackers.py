@@ -18,6 +18,10 @@ the profiler of `train.profile`.
 Every tracker gets each record once, from the iteration after the one a run resumed from
 (records of iterations an interrupted session logged again are skipped by the tracker:
 W&B steps only increase, MLflow keeps both values of a step).
+
+W&B and MLflow answer within `TRACKER_TIMEOUT_S`: at a run's start one that cannot (no
+login, no server, a store MLflow refuses) is one line before the first iteration; an MLflow
+store that stops answering mid-run is one warning, and the run goes on without it.
 """
 
 import contextlib
@@ -43,8 +47,10 @@ from azjax.types import UserError
 
 __all__ = ["LOGGERS", "Profiler", "open_trackers", "require_extras"]
 
+_log = logging.getLogger(__name__)
+
 IDS_FILE = "trackers.json"  # the W&B and MLflow run ids of a run, for resuming
-TRACKER_TIMEOUT_S = 30  # how long W&B and MLflow may take to answer at a run's start
+TRACKER_TIMEOUT_S = 30  # how long W&B and MLflow may take to answer (MLflow: each request)
 
 
 def _scalars(record: dict) -> dict[str, float]:
@@ -161,8 +167,7 @@ class Mlflow:
 
     def __init__(self, workdir, config, run_id: str | None):
         extras.require("mlflow")
-        from mlflow.entities import Param  # noqa: PLC0415  (optional)
-        from mlflow.tracking import MlflowClient  # noqa: PLC0415
+        from mlflow.tracking import MlflowClient  # noqa: PLC0415  (optional)
 
         local = workdir_path(workdir)
         settings = build.make_run_settings(config).trackers
@@ -172,44 +177,74 @@ class Mlflow:
         uri = settings.mlflow_uri or f"sqlite:///{local.absolute() / 'mlflow.db'}"
         for name in ("mlflow", "alembic"):  # "Creating initial MLflow database tables..."
             logging.getLogger(name).setLevel(logging.WARNING)
-        # The store answers first, within TRACKER_TIMEOUT_S and no retry (MLflow's own
+        # The store answers within TRACKER_TIMEOUT_S a request and no retry (MLflow's own
         # retries took 252 s to give up on a server that is not there).
         try:
             with _mlflow_bounded():
                 self.client = MlflowClient(tracking_uri=uri)
                 experiment = self.client.get_experiment_by_name(settings.experiment)
+                if run_id is None:
+                    run_id = self._start_run(config, experiment, settings.experiment, local.name)
         except Exception as error:
             raise UserError(
                 f"train.loggers 'mlflow' cannot use the tracking store {uri} "
                 f"({first_line(error)}): fix train.mlflow_uri, or leave it empty for "
                 "WORKDIR/mlflow.db"
             ) from None
-        if run_id is None:
-            experiment_id = (
-                experiment.experiment_id
-                if experiment
-                else self.client.create_experiment(settings.experiment)
+        self.id, self.uri = run_id, uri
+
+    def _start_run(self, config, experiment, experiment_name: str, name: str) -> str:
+        """A new MLflow run named `name` in `experiment` (None: made, named
+        `experiment_name`), the config as its params; its id."""
+        from mlflow.entities import Param  # noqa: PLC0415  (optional)
+
+        experiment_id = (
+            experiment.experiment_id
+            if experiment
+            else self.client.create_experiment(experiment_name)
+        )
+        run_id = self.client.create_run(experiment_id, run_name=name).info.run_id
+        params = [(k, str(v)[:6000]) for k, v in _flat_config(config).items()]
+        for start in range(0, len(params), 100):  # MLflow takes 100 params a call
+            self.client.log_batch(
+                run_id, params=[Param(k, v) for k, v in params[start : start + 100]]
             )
-            run = self.client.create_run(experiment_id, run_name=local.name)
-            run_id = run.info.run_id
-            params = [(k, str(v)[:6000]) for k, v in _flat_config(config).items()]
-            for start in range(0, len(params), 100):  # MLflow takes 100 params a call
-                self.client.log_batch(
-                    run_id, params=[Param(k, v) for k, v in params[start : start + 100]]
-                )
-        self.id = run_id
+        return run_id
 
     def log(self, record: dict) -> None:
         from mlflow.entities import Metric  # noqa: PLC0415  (optional)
 
+        if self.client is None:
+            return
         now = int(time.time() * 1000)
         metrics = [
             Metric(mlflow_key(k), v, now, record["iteration"]) for k, v in _scalars(record).items()
         ]
-        self.client.log_batch(self.id, metrics=metrics)
+        try:
+            with _mlflow_bounded():
+                self.client.log_batch(self.id, metrics=metrics)
+        except Exception as error:  # noqa: BLE001  (any failure of the store: warned once)
+            self._lost(error)
+
+    def _lost(self, error: Exception) -> None:
+        """A store that stopped answering mid-run (MLflow's own retries held each record for
+        up to 16 minutes): one warning, and the run goes on without it."""
+        _log.warning(
+            "azjax: warning: train.loggers 'mlflow': the tracking store %s stopped answering "
+            "(%s); the run goes on without it (metrics.jsonl holds every record)",
+            self.uri,
+            first_line(error),
+        )
+        self.client = None
 
     def close(self) -> None:
-        self.client.set_terminated(self.id)
+        if self.client is None:
+            return
+        try:
+            with _mlflow_bounded():
+                self.client.set_terminated(self.id)
+        except Exception as error:  # noqa: BLE001
+            self._lost(error)
 
 
 @contextlib.contextmanager

@@ -3,6 +3,7 @@ text and HParams), Weights & Biases offline and MLflow on its local SQLite store
 into the same tracker run; and `train.profile` writes a trace a viewer reads."""
 
 import gzip
+import http.server
 import importlib.util
 import json
 import os
@@ -10,6 +11,7 @@ import re
 import struct
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -226,6 +228,61 @@ def test_an_mlflow_store_it_cannot_use_is_one_line_within_seconds(tmp_path, uri)
                            f"store {uri} (")  # fmt: skip
     # Not a speed claim: MLflow's own retries take 252 s; bounded, the line comes in seconds.
     assert time.monotonic() - start < 200, trackers.TRACKER_TIMEOUT_S
+
+
+class _StalledMlflow(http.server.BaseHTTPRequestHandler):
+    """An MLflow tracking server that answers a run's start (the experiment, the run, its
+    params) and then takes `STALL_S` seconds to answer each record's metrics: one that
+    stopped answering mid-run."""
+
+    STALL_S = 20.0
+
+    def log_message(self, *args):
+        pass
+
+    def _reply(self, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self._reply({"experiment": {"experiment_id": "1", "name": "tiny_tic_tac_toe"}})
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or "{}")
+        if self.path.endswith("/runs/create"):
+            self._reply({"run": {"info": {"run_id": "r1", "experiment_id": "1"}, "data": {}}})
+            return
+        if self.path.endswith("/runs/log-batch") and body.get("metrics"):
+            time.sleep(self.STALL_S)
+        self._reply({})
+
+
+def test_an_mlflow_server_that_stops_answering_mid_run_is_one_warning(
+    tmp_path, monkeypatch, caplog
+):
+    """Each record waited for MLflow's own timeouts and retries (minutes a record, up to
+    16); now one request waits `TRACKER_TIMEOUT_S` at most, and the run goes on without the
+    tracker after one warning."""
+    require_module("mlflow")
+    monkeypatch.setattr(trackers, "TRACKER_TIMEOUT_S", 2)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StalledMlflow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    config = _config(("mlflow",), 3)
+    config.eval.every = 0
+    config.train.mlflow_uri = f"http://127.0.0.1:{server.server_address[1]}"
+    start = time.monotonic()
+    try:
+        train_lib.train(config, tmp_path / "run", quiet=False, progress="none")
+    finally:
+        server.shutdown()
+    said = [r.getMessage() for r in caplog.records if "stopped answering" in r.getMessage()]
+    assert len(said) == 1 and "the run goes on without it" in said[0], said
+    assert [r["iteration"] for r in read_metrics(tmp_path / "run")] == [1, 2, 3]
+    assert time.monotonic() - start < 3 * _StalledMlflow.STALL_S, said
 
 
 def _get_json(url: str, timeout: float = 60):
