@@ -48,7 +48,7 @@ _EXPORTS = {
     "make_match": ("azjax.matches.arena", "make_match"),
     "summarize": ("azjax.matches.arena", "summarize"),
     "make_search": ("azjax.core.search", "make_search"),
-    "make_mcts_baseline": ("azjax.core.mcts_baseline", "make_mcts_baseline"),
+    "make_mcts_baseline": ("azjax.matches.mcts_baseline", "make_mcts_baseline"),
     "SearchParams": ("azjax.core.search", "SearchParams"),
     "SearchOutput": ("azjax.types", "SearchOutput"),
     "Batch": ("azjax.types", "Batch"),

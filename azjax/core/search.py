@@ -13,9 +13,9 @@ logits at every node, and through `invalid_actions` at the root.
 
 A searcher is built from an *evaluator*, `evaluate(params, states [B], key) -> (logits
 [B, A], value [B])`, giving the prior and the value for the player to move. AlphaZero uses
-the network; the pure-MCTS baseline (`mcts_baseline`) uses a uniform prior and random-rollout
-values. Both go through the same vectorized mctx search; the evaluators are in `evaluators`
-(re-exported).
+the network; the pure-MCTS baseline (`matches.mcts_baseline`) uses a uniform prior and
+random-rollout values. Both go through the same vectorized mctx search; the evaluators are
+in `evaluators` (re-exported).
 """
 
 import dataclasses
@@ -104,7 +104,7 @@ def qtransform_parent_value(tree: mctx.Tree, node_index: Array) -> Array:
 
 
 # mctx's own Q transform: Q min-max normalised over the visited siblings, unvisited children
-# valued at the minimum. The pure-MCTS baseline (`mcts_baseline`) scores with it.
+# valued at the minimum. The pure-MCTS baseline (`matches.mcts_baseline`) scores with it.
 qtransform_min_max = mctx.qtransform_by_parent_and_siblings
 
 

@@ -16,13 +16,13 @@ import jax
 import ml_collections
 
 from azjax.config import apply_overrides, build, from_dict, parse_opponent_spec, read_config_file
-from azjax.core.mcts_baseline import make_mcts_baseline
-from azjax.core.minimax import make_minimax_player
 from azjax.core.networks import Network
 from azjax.core.selfplay_rules import choose_action
 from azjax.games import Game, State
 from azjax.matches import arena, zoo
 from azjax.matches.arena import random_player, search_player
+from azjax.matches.mcts_baseline import make_mcts_baseline
+from azjax.matches.minimax import make_minimax_player
 from azjax.paths import workdir_path
 from azjax.runs import checkpoint
 from azjax.runs.checkpoint_restore import DamagedCheckpoint

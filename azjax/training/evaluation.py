@@ -24,11 +24,11 @@ import numpy as np
 from azjax import config as config_lib
 from azjax.config import build, parse_opponent_spec
 from azjax.config.build import Pipeline
-from azjax.core.mcts_baseline import make_mcts_baseline
 from azjax.games import Game
 from azjax.matches import arena, tournament
 from azjax.matches.agent import make_opponent
 from azjax.matches.arena import search_player
+from azjax.matches.mcts_baseline import make_mcts_baseline
 from azjax.matches.ratings import anchors
 from azjax.paths import copy_tree, is_local, workdir_path
 from azjax.types import Searcher, UserError

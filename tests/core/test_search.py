@@ -13,9 +13,9 @@ import pytest
 from conftest import small_network_search
 
 from azjax import games
-from azjax.core.mcts_baseline import make_mcts_baseline
 from azjax.core.networks import make_network
 from azjax.core.search import SearchParams, make_search, network_evaluator
+from azjax.matches.mcts_baseline import make_mcts_baseline
 
 
 def play(game, moves):

@@ -23,10 +23,10 @@ from azjax.apps.bench.timing import Row, Settings, jit, time_call
 from azjax.config.build import Hyperparams, Pipeline
 from azjax.core import learner, replay, selfplay
 from azjax.core.learner import Optimizer, TrainState
-from azjax.core.mcts_baseline import make_mcts_baseline
 from azjax.core.networks import Network, Variables
 from azjax.games import Game
 from azjax.games.base import random_legal_action
+from azjax.matches.mcts_baseline import make_mcts_baseline
 from azjax.types import Array, Batch, PRNGKey
 
 
