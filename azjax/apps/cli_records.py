@@ -6,6 +6,7 @@ import jax
 
 from azjax import interrupt
 from azjax.apps.protocols import sgf
+from azjax.games.records.sgf import check_go
 from azjax.matches import agent as agent_lib
 from azjax.matches import engine_records, recording
 from azjax.matches.engines import EngineError
@@ -39,7 +40,7 @@ def selfplay(args) -> int:
         raise UserError("say where the games go: --sgf DIR (go) or --records DIR (any game)")
     agent = agent_lib.load_agent(args.workdir)
     if args.sgf:
-        sgf.check_go(agent.game)
+        check_go(agent.game)
     fmt = recording.check_format(agent.game, args.records_format or "jsonl")
     key = jax.random.PRNGKey(args.seed)
     result, policies = recording.selfplay_match(agent, num_games=args.games, key=key)

@@ -38,10 +38,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax import __version__, games
-from azjax.apps.protocols import gtp_analysis, gtp_extensions, gtp_io, sgf
+from azjax.apps.protocols import gtp_analysis, gtp_extensions, gtp_io
 from azjax.apps.protocols.gtp_io import COLORS, FLOAT, GtpError, Streaming, integer, integers
 from azjax.config import build
 from azjax.games import State, notation
+from azjax.games.records import sgf
 from azjax.matches.agent import Agent, TreeMemory
 from azjax.types import UserError
 
