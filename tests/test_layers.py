@@ -208,6 +208,17 @@ def test_layer_order_holds_every_module():
     assert not stale, f"words of azjax._WINGS that name no module: {stale}"
 
 
+def test_the_applications_are_no_larger_than_the_library():
+    """`apps/` (commands, protocols, web board, sweeps, benchmarks) holds at most as many
+    lines of Python as `core/` and `games/` together."""
+
+    def lines(wing: str) -> int:
+        return sum(len(p.read_text().splitlines()) for p in (ROOT / PACKAGE / wing).rglob("*.py"))
+
+    apps, library = lines("apps"), lines("core") + lines("games")
+    assert apps <= library, f"apps/ has {apps} lines, core/ and games/ {library}"
+
+
 def test_no_package_file_is_ignored_by_git():
     # An ignore pattern that matched a package folder once kept a new module out of a
     # commit: it was here, imported and tested, and missing from every clone.
