@@ -32,11 +32,13 @@ from azjax.config.keys import (  # noqa: F401
     OLD_VALUES,
     RESUMABLE_KEYS,
     TUNABLE_KEYS,
+    flatten,
 )
+from azjax.config.opponents import parse_opponent_spec
 
 # The defaults and the CPU and accelerator recipes, re-exported (`config.base_config`).
 from azjax.config.recipes import accelerator_config, base_config, cpu_config
-from azjax.config.schema import _game_parameters, flatten, parse_opponent_spec, validate
+from azjax.config.schema import _game_parameters, validate
 from azjax.paths import read_json
 from azjax.types import UserError
 
