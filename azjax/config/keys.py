@@ -8,6 +8,7 @@ step functions compute) its field in the record that carries it (`azjax.config.b
 """
 
 import dataclasses
+import json
 from typing import Any
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "TUNABLE_KEYS",
     "Key",
     "LOGGERS",
+    "config_text",
     "flatten",
 ]
 
@@ -382,3 +384,8 @@ def flatten(tree: dict, prefix: str = "", *, keep_tuples: bool = False) -> dict[
         else:
             items[name] = value
     return items
+
+
+def config_text(tree: dict) -> str:
+    """A resolved config (its nested dict) as stable JSON: what config.json holds."""
+    return json.dumps(tree, indent=2, sort_keys=True, default=list)
