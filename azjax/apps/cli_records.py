@@ -52,7 +52,7 @@ def selfplay(args) -> int:
         print(f"wrote {len(paths)} self-play games to {args.sgf}")
     if args.records:
         info = {"workdir": args.workdir, "iteration": agent.iteration, "seed": args.seed}
-        info["simulations"] = int(agent.config.search.num_simulations)
+        info["simulations"] = int(agent.settings.agent.search.num_simulations)
         made = recording.match_records(agent.game, result, name, name, policies=policies, info=info)
         recording.write_records(args.records, agent.game, made, "selfplay", fmt)
         print(f"wrote {len(made)} self-play records to {args.records}")

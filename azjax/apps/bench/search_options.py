@@ -16,13 +16,14 @@ Python API).
 
 import dataclasses
 import functools
+import json
 
 import jax
 import jax.numpy as jnp
 
 from azjax.apps.bench.measure import empty_replay
 from azjax.apps.bench.timing import FULL, time_call
-from azjax.config import apply_overrides, build, load_config
+from azjax.config import apply_overrides, build, from_dict, load_config
 from azjax.core import selfplay
 from azjax.core.search import Search
 from azjax.matches.agent import load_agent
@@ -148,7 +149,8 @@ def main(args, overrides) -> int:
         if args.config:
             raise UserError("--search-options takes --config or --workdir, not both")
         agent = load_agent(args.workdir)
-        config, variables = agent.config, agent.variables
+        config = from_dict(json.loads(agent.settings.config_json), source=str(args.workdir))
+        variables = agent.variables
     else:
         config = load_config(args.config)
     config = apply_overrides(config, overrides)
