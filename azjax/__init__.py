@@ -13,10 +13,12 @@ The public Python API, for notebooks and scripts::
     ratings = azjax.load_ratings("tournaments/c4")       # `azjax tournament`'s Elo table
 
 Names are imported on first use, so `import azjax` stays fast and does not load jax. These
-names are the API, kept across versions. The wings (`azjax.games`, `azjax.core`,
-`azjax.config`, `azjax.runs`, `azjax.matches`, `azjax.training`, `azjax.apps`) hold the
-rest, `from azjax.core import search`: the codebase a researcher reads and changes, not an
-API, whose modules may move or change between versions (CHANGELOG.md says how).
+names, `__all__`, are the API, kept across versions, and the only attributes `azjax`
+resolves by itself. The wings (`azjax.games`, `azjax.core`, `azjax.config`, `azjax.runs`,
+`azjax.matches`, `azjax.training`, `azjax.apps`) hold the rest, imported by name
+(`import azjax.games`, `from azjax.core import search`): the codebase a researcher reads and
+changes, not an API, whose modules may move or change between versions (CHANGELOG.md says
+how).
 """
 
 import importlib
@@ -48,19 +50,19 @@ _EXPORTS = {
     "make_match": ("azjax.matches.arena", "make_match"),
     "summarize": ("azjax.matches.arena", "summarize"),
     "make_search": ("azjax.core.search", "make_search"),
-    "make_mcts_baseline": ("azjax.core.mcts_baseline", "make_mcts_baseline"),
+    "make_mcts_baseline": ("azjax.matches.mcts_baseline", "make_mcts_baseline"),
     "SearchParams": ("azjax.core.search", "SearchParams"),
     "SearchOutput": ("azjax.types", "SearchOutput"),
     "Batch": ("azjax.types", "Batch"),
-    "UserError": ("azjax.types", "UserError"),
-    "train": ("azjax.training.train", "train"),
-    "train_population": ("azjax.training.population", "train_population"),
+    "UserError": ("azjax.errors", "UserError"),
+    "train": ("azjax.apps.api", "train"),
+    "train_population": ("azjax.apps.api", "train_population"),
     "evaluations": ("azjax.runs.directory", "evaluations"),
     "opponents": ("azjax.runs.directory", "opponents"),
     "read_metrics": ("azjax.runs.metrics", "read_metrics"),
     "load_metrics": ("azjax.runs.directory", "load_metrics"),
     "list_checkpoints": ("azjax.runs.directory", "list_checkpoints"),
-    "load_run_config": ("azjax.runs.directory", "load_run_config"),
+    "load_run_config": ("azjax.config", "load_run_config"),
     "plot_run": ("azjax.runs.plots", "plot_run"),
     "plot_runs": ("azjax.runs.plots", "plot_runs"),
     "plot_ratings": ("azjax.runs.plots", "plot_ratings"),
@@ -86,13 +88,10 @@ _WINGS = (
 
 
 def __getattr__(name: str):
+    """A name of `__all__`, imported on first use; any other name is no attribute (a wing is
+    imported by name: `import azjax.games`)."""
     if name not in _EXPORTS:
-        try:  # a module: `azjax.training.train.train(...)` works after a plain `import azjax`
-            return importlib.import_module(f"azjax.{name}")
-        except ModuleNotFoundError as error:
-            if error.name != f"azjax.{name}":
-                raise  # the module exists but needs something missing
-            raise AttributeError(f"module 'azjax' has no attribute {name!r}") from None
+        raise AttributeError(f"module 'azjax' has no attribute {name!r}")
     module_name, attribute = _EXPORTS[name]
     module = importlib.import_module(module_name)
     value = module if attribute is None else getattr(module, attribute)

@@ -287,7 +287,8 @@ def untrained_run(workdir, config):
     from azjax.runs import checkpoint
     from azjax.runs import directory as runs
 
-    runs.prepare_workdir(config, workdir, allow_config_change=False)
+    settings = build.make_settings(config, pipeline=False)
+    runs.prepare_workdir(settings, workdir, allow_config_change=False)
     network = build.make_network_for(config, build.make_game(config))
     checkpointer = checkpoint.Checkpointer(workdir)
     checkpointer.save(

@@ -17,6 +17,27 @@ def test_every_exported_name_resolves(name):
     assert getattr(azjax, name) is not None
 
 
+def test_the_api_is_exactly_all():
+    """`azjax` resolves the names of `__all__` and no other: in a fresh process, a wing or any
+    other name is no attribute until it is imported by name, and `azjax.UserError` loads no
+    jax."""
+    script = (
+        "import sys\n"
+        "import azjax\n"
+        "for name in ('games', 'core', 'training', 'types', 'errors', 'nope', 'jax'):\n"
+        "    assert not hasattr(azjax, name), name\n"
+        "assert azjax.UserError.exit_code == 2 and 'jax' not in sys.modules\n"
+        "import azjax.games\n"
+        "assert azjax.games.make('tic_tac_toe').name == 'tic_tac_toe'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            env=subprocess_env())  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert sorted(dir(azjax)) == sorted(azjax.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'stats'"):
+        azjax.__getattr__("stats")
+
+
 def test_split_variant():
     assert config_lib.split_variant("experiments/othello.py:cpu6") == (
         "experiments/othello.py",

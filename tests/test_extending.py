@@ -130,7 +130,11 @@ def run(command: list[str], package: Path, cwd: Path) -> subprocess.CompletedPro
 
 
 def test_the_page_has_the_recipes():
-    assert [recipe.heading for recipe in RECIPES] == ["A new selection rule", "A new game"]
+    assert [recipe.heading for recipe in RECIPES] == [
+        "A new selection rule",
+        "A new value target",
+        "A new game",
+    ]
 
 
 @pytest.mark.parametrize("recipe", RECIPES, ids=lambda recipe: recipe.heading)

@@ -208,6 +208,17 @@ def test_layer_order_holds_every_module():
     assert not stale, f"words of azjax._WINGS that name no module: {stale}"
 
 
+def test_the_applications_are_no_larger_than_the_library():
+    """`apps/` (commands, protocols, web board, sweeps, benchmarks) holds at most as many
+    lines of Python as `core/` and `games/` together."""
+
+    def lines(wing: str) -> int:
+        return sum(len(p.read_text().splitlines()) for p in (ROOT / PACKAGE / wing).rglob("*.py"))
+
+    apps, library = lines("apps"), lines("core") + lines("games")
+    assert apps <= library, f"apps/ has {apps} lines, core/ and games/ {library}"
+
+
 def test_no_package_file_is_ignored_by_git():
     # An ignore pattern that matched a package folder once kept a new module out of a
     # commit: it was here, imported and tested, and missing from every clone.
@@ -342,9 +353,10 @@ def _key_reads(path: Path) -> list[str]:
 
 
 def test_runs_matches_and_training_read_no_config_key():
-    """`config/build.py` turns a config into records (`RunSettings`, `EvalSettings`,
-    `AgentSettings`, the `Pipeline`, ...); the wings above it up to the applications use
-    those, so a key's name appears only where it is defined and where it is mapped."""
+    """`config/build.py` turns a config into records (`Settings`: the `Pipeline`,
+    `RunSettings`, `EvalSettings`, `AgentSettings`, ...); the wings above it up to the
+    applications use those, so a key's name appears only where it is defined and where it is
+    mapped."""
     reads = [
         read
         for module, path in MODULES.items()
@@ -354,3 +366,34 @@ def test_runs_matches_and_training_read_no_config_key():
     assert not reads, "config keys read outside config/:\n" + "\n".join(reads)
     probe = ROOT / "azjax" / "config" / "build.py"
     assert _key_reads(probe), "the check sees no read in build.py itself"
+
+
+def _config_handlers() -> set[str]:
+    """The modules of `config/` that handle a ConfigDict: those that import ml_collections
+    (loading, overrides, validation, `build`)."""
+    return {
+        i.source
+        for i in IMPORTS
+        if i.target == "ml_collections" and i.source.startswith(f"{PACKAGE}.config")
+    }
+
+
+def test_runs_matches_and_training_receive_records_not_configs():
+    """Each command builds its records once (`build.make_settings`) and hands them down, so
+    `runs/`, `matches/` and `training/` never hold a config: none of their modules imports
+    `config/build.py`, ml_collections or another module of `config/` that handles a
+    ConfigDict. What they may import of `config/` takes and gives plain data: the records
+    (`config.settings`), the key table, the opponent specs, and a saved run's records
+    (`config.saved`: a path in, `Settings` out)."""
+    handlers = _config_handlers()
+    assert {f"{PACKAGE}.config", f"{PACKAGE}.config.build"} <= handlers, handlers
+    forbidden = handlers | {"ml_collections"}
+    found = [
+        f"{i.where}: {i.source} imports {i.target}"
+        for i in IMPORTS
+        if not i.implied
+        and i.target in forbidden
+        and i.source.split(".")[1:2]
+        and i.source.split(".")[1] in KEY_FREE_WINGS
+    ]
+    assert not found, "a config handled below the applications:\n" + "\n".join(found)

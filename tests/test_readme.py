@@ -159,7 +159,7 @@ def test_left_out_blocks_are_listed_here():
 
 # Pages that stay short: the architecture states rules, results keep the evidence for the
 # current defaults and the zoo (history stays in git).
-MAX_LINES = {"README.md": README_MAX_LINES, "docs/architecture.md": 400, "docs/results.md": 800}
+MAX_LINES = {"README.md": README_MAX_LINES, "docs/architecture.md": 350, "docs/results.md": 600}
 
 
 @pytest.mark.parametrize("page", MAX_LINES)

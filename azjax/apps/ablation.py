@@ -25,11 +25,11 @@ from pathlib import Path
 import jax
 
 from azjax import compile_cache
+from azjax.apps import api
 from azjax.apps.ablation_args import ALL_OFF, VARIANTS
 from azjax.config import apply_overrides, build, load_config, parse_opponent_spec
 from azjax.matches import agent as agent_lib
 from azjax.matches import arena
-from azjax.training import train
 from azjax.types import UserError
 
 __all__ = ["ALL_OFF", "VARIANTS", "applicable", "command", "results_table", "run_ablation"]
@@ -109,7 +109,7 @@ def run_ablation(
         run_dir = workdir / name
         print(f"[{name}] training {minutes:g} min in {run_dir}", flush=True)
         start = time.perf_counter()
-        train.train(config, run_dir, progress="none", quiet=True)
+        api.train(config, run_dir, progress="none", quiet=True)
         wall = time.perf_counter() - start
         agent = agent_lib.load_agent(run_dir)
         player, params = agent_lib.make_opponent(agent.game, opponent)

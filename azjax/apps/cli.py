@@ -43,6 +43,7 @@ def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
     from azjax.apps import cli_records  # noqa: PLC0415
     from azjax.apps.protocols import sgf  # noqa: PLC0415
     from azjax.config import parse_opponent_spec  # noqa: PLC0415
+    from azjax.games.records.sgf import check_go  # noqa: PLC0415
     from azjax.matches import agent as agent_lib  # noqa: PLC0415
     from azjax.matches import arena  # noqa: PLC0415
     from azjax.types import UserError  # noqa: PLC0415
@@ -63,7 +64,7 @@ def _evaluate(args, overrides: dict[str, str] | None = None) -> int:
             f"({agent.game.max_episode_length} plies), got {opening}"
         )
     if args.sgf:
-        sgf.check_go(agent.game)
+        check_go(agent.game)
     fmt, recorder = cli_records.evaluate_recorder(args, agent, kind)
     _stop_if_asked()  # Ctrl-C while the agent loaded: no game begun
     outcomes, reasons, result = agent_lib.play_opponent(

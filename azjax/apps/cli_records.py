@@ -10,6 +10,7 @@ import jax
 
 from azjax import interrupt
 from azjax.apps.protocols import sgf
+from azjax.games.records.sgf import check_go
 from azjax.matches import agent as agent_lib
 from azjax.matches import engine_records, recording
 from azjax.matches.engines import EngineError
@@ -68,7 +69,7 @@ def selfplay(args) -> int:
     make_folders(args)
     agent = agent_lib.load_agent(args.workdir)
     if args.sgf:
-        sgf.check_go(agent.game)
+        check_go(agent.game)
     fmt = recording.check_format(agent.game, args.records_format or "jsonl")
     key = jax.random.PRNGKey(args.seed)
     result, policies = recording.selfplay_match(agent, num_games=args.games, key=key)
@@ -80,7 +81,7 @@ def selfplay(args) -> int:
         print(f"wrote {len(paths)} self-play games to {args.sgf}")
     if args.records:
         info = {"workdir": args.workdir, "iteration": agent.iteration, "seed": args.seed}
-        info["simulations"] = int(agent.config.search.num_simulations)
+        info["simulations"] = int(agent.settings.agent.search.num_simulations)
         made = recording.match_records(agent.game, result, name, name, policies=policies, info=info)
         recording.write_records(args.records, agent.game, made, "selfplay", fmt)
         print(f"wrote {len(made)} self-play records to {args.records}")

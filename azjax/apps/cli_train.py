@@ -50,7 +50,8 @@ def joined(args, command) -> int:
 
 def _train_run(args, overrides) -> int:
     from azjax import interrupt
-    from azjax.training import compiled, train  # noqa: PLC0415
+    from azjax.apps import api  # noqa: PLC0415
+    from azjax.training import compiled  # noqa: PLC0415
 
     config, workdir = _train_config(args, overrides)
     mesh = compiled.make_mesh(args.devices) if args.devices else None
@@ -58,7 +59,7 @@ def _train_run(args, overrides) -> int:
         print("azjax: interrupted before training started", file=sys.stderr)
         return 130
     try:
-        train.train(
+        api.train(
             config,
             workdir,
             allow_config_change=args.allow_config_change,

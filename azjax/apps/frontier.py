@@ -47,8 +47,7 @@ import jax
 import numpy as np
 
 from azjax import compile_cache, interrupt
-from azjax import config as config_lib
-from azjax.apps import frontier_fit
+from azjax.apps import api, frontier_fit
 from azjax.config import apply_overrides, build, load_config, parse_opponent_spec
 from azjax.matches import agent as agent_lib
 from azjax.matches import arena
@@ -56,7 +55,7 @@ from azjax.matches import mistakes as mistakes_lib
 from azjax.matches.ratings import anchors as anchors_lib
 from azjax.paths import write_atomically
 from azjax.runs import directory as runs
-from azjax.training import compute, evaluation, train
+from azjax.training import compute, evaluation
 from azjax.types import UserError
 
 __all__ = ["command", "parse_sizes", "plan", "rate", "report", "run_frontier", "train_sizes"]
@@ -201,7 +200,7 @@ def train_sizes(
             config.train.checkpoint_every = every = max(1, last // 20)
             config.train.keep_checkpoints = len(points) + last // every + 1 + len(saved)
             print(f"[{size}] point {point}: training to iteration {iteration}", flush=True)
-            train.train(config, workdir, progress="none", quiet=True)
+            api.train(config, workdir, progress="none", quiet=True)
         compile_cache.release()  # the next size compiles programs of its own
 
 
@@ -305,7 +304,7 @@ def _outcomes(agent, spec: str, games: int, key) -> list[float]:
             agent, spec, num_games=games, key=key, opening_plies=2
         )
         return [float(x) for x in results]
-    signature = (config_lib.pipeline_key(agent.config), agent.num_simulations, spec, games)
+    signature = (agent.settings.pipeline_key, agent.num_simulations, spec, games)
     if signature not in _MATCHES:
         opponent, params = agent_lib.make_opponent(agent.game, spec)
         match = arena.make_match(

@@ -32,12 +32,15 @@ from azjax.config.keys import (  # noqa: F401
     OLD_VALUES,
     RESUMABLE_KEYS,
     TUNABLE_KEYS,
+    config_text,
+    flatten,
 )
+from azjax.config.opponents import parse_opponent_spec
 
 # The defaults and the CPU and accelerator recipes, re-exported (`config.base_config`).
 from azjax.config.recipes import accelerator_config, base_config, cpu_config
-from azjax.config.schema import _game_parameters, flatten, parse_opponent_spec, validate
-from azjax.paths import read_json
+from azjax.config.schema import _game_parameters, validate
+from azjax.paths import read_json, workdir_path
 from azjax.types import UserError
 
 __all__ = [
@@ -46,7 +49,6 @@ __all__ = [
     "base_config",
     "cpu_config",
     "config_differences",
-    "evaluation_key",
     "experiment_names",
     "file_names",
     "find_experiment",
@@ -54,6 +56,7 @@ __all__ = [
     "flatten",
     "from_dict",
     "load_config",
+    "load_run_config",
     "parse_opponent_spec",
     "pipeline_key",
     "read_config_file",
@@ -197,11 +200,16 @@ def pipeline_key(config: ml_collections.ConfigDict) -> str:
     return json.dumps({k: v for k, v in flat.items() if k not in ignored}, sort_keys=True)
 
 
-def evaluation_key(config: ml_collections.ConfigDict) -> str:
-    """The config keys that fix a run's evaluation (agent search, opponents, games, seed)."""
-    flat = flatten(json.loads(to_json(config)))
-    keys = {k: v for k, v in flat.items() if k.startswith(("eval.", "search.")) or k == "seed"}
-    return json.dumps(keys, sort_keys=True)
+def load_run_config(workdir: str | Path) -> ml_collections.ConfigDict:
+    """The resolved config a run saved (`config.json`) as a ConfigDict.
+
+    Raises:
+      UserError: no readable config there.
+    """
+    path = workdir_path(workdir) / "config.json"
+    if not path.is_file():
+        raise UserError(f"{workdir} is not a run directory (no config.json)")
+    return read_config_file(path)
 
 
 def read_config_file(path: str | Path) -> ml_collections.ConfigDict:
@@ -265,7 +273,7 @@ def from_dict(data, *, source: str) -> ml_collections.ConfigDict:
 
 def to_json(config: ml_collections.ConfigDict) -> str:
     """The resolved config as stable JSON (saved in the workdir)."""
-    return json.dumps(config.to_dict(), indent=2, sort_keys=True, default=list)
+    return config_text(config.to_dict())
 
 
 def config_differences(saved: dict, given: dict) -> list[str]:

@@ -1,8 +1,10 @@
 """The one place where an experiment config becomes objects.
 
 Everything below this module (games, networks, search, selfplay, replay, learner) takes plain
-keyword arguments and never sees a config; the drivers above it (train, agent, bench,
-protocols, cli) call these functions. A config is split in two here:
+keyword arguments and never sees a config. Each command builds its records here once
+(`make_settings`: the `Settings` of `config.settings`) and hands them to the wings above
+(`runs/`, `matches/`, `training/`), which never see a config either. A config is split in two
+here:
 
 - a `Pipeline`: the static pieces that fix shapes and compiled code (game, network, search
   with its number of simulations, batch sizes, the optimizer's kind and schedule shape);
@@ -15,14 +17,25 @@ import dataclasses
 
 import jax
 import ml_collections
-import numpy as np
 
+from azjax import config as config_lib
 from azjax import games
+from azjax.config.keys import TUNABLE_KEYS
 from azjax.config.schema import selfplay_game_kwargs
-from azjax.core.evaluators import network_evaluator, with_immediate_wins
+from azjax.config.settings import (
+    AgentSettings,
+    EvalSettings,
+    GatingSettings,
+    RecordSettings,
+    RunSettings,
+    SearchSettings,
+    Settings,
+    TrackerSettings,
+    hyperparams,
+    search_params,
+)
 from azjax.core.learner import Optimizer, make_schedule
 from azjax.core.networks import Network, make_network
-from azjax.core.search import SearchParams, make_search
 from azjax.core.selfplay import PlayoutCap, ResignRule, SelfPlayRules
 from azjax.core.steps import Hyperparams, Pipeline
 from azjax.games import Game
@@ -63,75 +76,20 @@ def make_network_for(config: ml_collections.ConfigDict, game: Game) -> Network:
     )
 
 
-def make_search_params(config: ml_collections.ConfigDict, *, explore: bool) -> SearchParams:
-    """The tunable search scalars of `config.search`; `explore=False` turns the root noise
-    (Dirichlet for PUCT, Gumbel for Gumbel search) off."""
-    search = config.search
-    return SearchParams(
-        dirichlet_alpha=float(search.dirichlet_alpha),
-        dirichlet_fraction=float(search.dirichlet_fraction) if explore else 0.0,
-        pb_c_init=float(search.pb_c_init),
-        pb_c_base=float(search.pb_c_base),
-        gumbel_scale=float(search.gumbel_scale) if explore else 0.0,
-    )
-
-
 def make_searcher(
-    config: ml_collections.ConfigDict,
-    game: Game,
-    network: Network,
-    *,
-    explore: bool,
-    num_simulations: int | None = None,
-    return_tree: bool = False,
+    config: ml_collections.ConfigDict, game: Game, network: Network, **options
 ) -> Searcher:
-    """The network-guided search of `config.search`.
-
-    Args:
-      explore: with root noise (self-play) or without (evaluation, play).
-      num_simulations: simulations per move (default: `config.search.num_simulations`).
-      return_tree: return the search tree too (GTP analysis); such a search starts from an
-        empty tree at every call (no tree reuse).
-    """
-    evaluate = network_evaluator(game, network, symmetric=bool(config.search.symmetric_eval))
-    if config.search.win_check:
-        evaluate = with_immediate_wins(game, evaluate)
-    return make_search(
-        game,
-        evaluate,
-        num_simulations=num_simulations or config.search.num_simulations,
-        algorithm=config.search.algorithm,
-        max_num_considered_actions=config.search.max_num_considered_actions,
-        gumbel_value_scale=config.search.gumbel_value_scale,
-        params=make_search_params(config, explore=explore),
-        return_tree=return_tree,
-        # Gumbel's sequential halving starts from an empty root: it ignores tree reuse.
-        tree_reuse=(
-            bool(config.search.tree_reuse) and config.search.algorithm == "puct" and not return_tree
-        ),
-        # Self-play's searches only: an agent's move is its most visited either way.
-        forced_playouts=float(config.search.forced_playouts) if explore else 0.0,
-    )
+    """The network-guided search of `config.search` (`SearchSettings.searcher`'s options:
+    `explore`, `num_simulations`, `return_tree`)."""
+    return make_search_settings(config).searcher(game, network, **options)
 
 
 def make_agent_searcher(
-    config: ml_collections.ConfigDict,
-    game: Game,
-    network: Network,
-    *,
-    num_simulations: int | None = None,
-    return_tree: bool = False,
+    config: ml_collections.ConfigDict, game: Game, network: Network, **options
 ) -> Searcher:
-    """The search an agent plays with (no noise), at `num_simulations` or the run's
-    `eval.num_simulations` (`return_tree`: as in `make_searcher`)."""
-    return make_searcher(
-        config,
-        game,
-        network,
-        explore=False,
-        num_simulations=num_simulations or config.eval.num_simulations,
-        return_tree=return_tree,
-    )
+    """The search an agent of `config` plays with (`AgentSettings.searcher`'s options:
+    `num_simulations`, `return_tree`)."""
+    return make_agent_settings(config).searcher(game, network, **options)
 
 
 def make_optimizer(config: ml_collections.ConfigDict) -> Optimizer:
@@ -149,78 +107,30 @@ def make_optimizer(config: ml_collections.ConfigDict) -> Optimizer:
     )
 
 
+def tunable_values(config: ml_collections.ConfigDict) -> dict:
+    """The tunable keys of `config` and their values ({"learner.learning_rate": 1e-3, ...})."""
+    return {key: config[key.split(".")[0]][key.split(".")[1]] for key in TUNABLE_KEYS}
+
+
 def make_hyperparams(config: ml_collections.ConfigDict) -> Hyperparams:
     """The tunable scalars of `config` as float32 numbers."""
-    search = _as_float32(make_search_params(config, explore=True))
-    return Hyperparams(
-        search=search,
-        learning_rate=np.float32(config.learner.learning_rate),
-        weight_decay=np.float32(config.learner.weight_decay),
-        value_loss_weight=np.float32(config.learner.value_loss_weight),
-        temperature_moves=np.int32(config.selfplay.temperature_moves),
+    return hyperparams(tunable_values(config))
+
+
+def make_search_settings(config: ml_collections.ConfigDict) -> SearchSettings:
+    """The search of `config.search` (`SearchSettings.searcher` builds it)."""
+    search = config.search
+    return SearchSettings(
+        algorithm=search.algorithm,
+        num_simulations=search.num_simulations,
+        max_num_considered_actions=search.max_num_considered_actions,
+        gumbel_value_scale=search.gumbel_value_scale,
+        symmetric_eval=bool(search.symmetric_eval),
+        win_check=bool(search.win_check),
+        tree_reuse=bool(search.tree_reuse),
+        forced_playouts=float(search.forced_playouts),
+        params=search_params(tunable_values(config)),
     )
-
-
-def _as_float32(params: SearchParams) -> SearchParams:
-    """`params` with every field a float32 scalar."""
-    return SearchParams(
-        **{f.name: np.float32(getattr(params, f.name)) for f in dataclasses.fields(params)}
-    )
-
-
-@dataclasses.dataclass(frozen=True)
-class GatingSettings:
-    """AlphaGo Zero's gate (`training.gating`), read once from `train.gating_*`."""
-
-    games: int  # games of the current network against the best
-    every: int  # iterations between gating matches
-    threshold: float  # the score that makes the current network the best
-
-
-@dataclasses.dataclass(frozen=True)
-class TrackerSettings:
-    """Where a run's records go besides `metrics.jsonl` (`runs.trackers`), from `train.*`."""
-
-    loggers: tuple[str, ...]  # of "tensorboard", "wandb", "mlflow"
-    wandb_project: str
-    mlflow_uri: str  # "": a SQLite store in the run's folder
-    experiment: str  # the MLflow experiment: the run's name
-
-
-@dataclasses.dataclass(frozen=True)
-class RecordSettings:
-    """The game records a run learns from before self-play (`training.pretrain`), from
-    `records.*`."""
-
-    path: str  # a file, folder or glob of records
-    updates: int  # supervised updates
-    holdout: float  # share of the games held out
-    eval_every: int  # updates between held-out measurements and saves
-    strict: bool  # refuse everything at the first bad record
-    replay: bool  # the records' positions fill self-play's empty replay
-    max_games: int  # games read at most; 0: all
-
-
-@dataclasses.dataclass(frozen=True)
-class RunSettings:
-    """A run's bookkeeping, read once from `train.*`, `eval.every` and the self-play sizes: what
-    the host loop (`host_loop`) needs beside the compiled steps."""
-
-    name: str  # the run's name (the experiment's, or the game's)
-    game: str  # the game's name, as the config gives it
-    game_kwargs: dict  # and its options (`games.make(game, **game_kwargs)`)
-    seed: int  # the run's seed (its initial state; its evaluations' games)
-    num_iterations: int  # the iteration budget
-    max_minutes: float  # wall-clock budget; 0: none
-    checkpoint_every: int  # iterations between checkpoints
-    storage_timeout_s: float  # cloud storage's answers waited for; 0: the libraries' retries
-    keep_checkpoints: int  # newest checkpoints kept
-    eval_every: int  # iterations between evaluations; 0: none
-    positions_per_iteration: int  # self-play positions per iteration (games x plies)
-    profile: tuple[int, int]  # first and last iteration traced; (0, 0): none
-    gating: GatingSettings | None  # self-play plays the best network so far; None: off
-    trackers: TrackerSettings
-    records: RecordSettings | None = None  # None: no records, self-play from scratch
 
 
 def make_run_settings(config: ml_collections.ConfigDict) -> RunSettings:
@@ -260,35 +170,13 @@ def make_run_settings(config: ml_collections.ConfigDict) -> RunSettings:
     )
 
 
-@dataclasses.dataclass(frozen=True)
-class AgentSettings:
-    """How a run's network plays as an agent (`matches.agent`): its evaluation search's
-    simulations, and self-play's move choice for playing as training does."""
-
-    simulations: int  # `eval.num_simulations`
-    temperature_moves: int  # plies sampled from the search policy in self-play
-    sample_search_action: bool  # those plies play the search's own action (Gumbel)
-
-
 def make_agent_settings(config: ml_collections.ConfigDict) -> AgentSettings:
     return AgentSettings(
         simulations=int(config.eval.num_simulations),
         temperature_moves=int(config.selfplay.temperature_moves),
         sample_search_action=config.search.algorithm == "gumbel",
+        search=make_search_settings(config),
     )
-
-
-@dataclasses.dataclass(frozen=True)
-class EvalSettings:
-    """What a run's evaluation plays (`evaluation.make_evaluation`), read once from `eval.*`."""
-
-    opponents: tuple[str, ...]  # opponent specs (`config.parse_opponent_spec`)
-    num_games: int  # games against each opponent, half as first player
-    seed: int  # draws the games
-    # The Elo estimate's settings, None when `eval.elo` is off: the anchor opponent, a ratings
-    # file, and the config's game name and kwargs (a preset such as "gomoku_6x6_k4" is
-    # `Gomoku` named "gomoku" with the preset's board, which the game object's name would lose).
-    elo: dict | None
 
 
 def make_eval_settings(config: ml_collections.ConfigDict) -> EvalSettings:
@@ -358,7 +246,7 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
             f"replay.capacity={config.replay.capacity} must hold the running games' positions "
             f"(selfplay.batch_size * max(max game length, selfplay.num_steps) = {needed})"
         )
-    search = make_searcher(config, game, network, explore=True)
+    search = make_search_settings(config).searcher(game, network, explore=True)
     selfplay = config.selfplay
     playout_cap = resign = None
     if selfplay.full_search_fraction < 1.0:
@@ -400,4 +288,42 @@ def make_pipeline(config: ml_collections.ConfigDict) -> Pipeline:
         learner_batch_size=config.learner.batch_size,
         updates_per_iteration=config.learner.updates_per_iteration,
         chunk=learn_chunk(config.learner.updates_per_iteration),
+    )
+
+
+# The pipelines this process built, by `config.pipeline_key`: configs with the same key build
+# one (its search's constants those of the first; `Hyperparams` carries each run's own), as
+# `compiled.compile_run` compiles one.
+_PIPELINES: dict = {}
+
+
+def make_settings(config: ml_collections.ConfigDict, *, pipeline: bool = True) -> Settings:
+    """Every record `config` describes, built once for a command to hand down; without
+    `pipeline`, no self-play pipeline (None): a saved run read for its agent alone.
+
+    Raises:
+      UserError: as `make_pipeline` (with `pipeline`).
+    """
+    key = config_lib.pipeline_key(config)
+    built = None
+    if pipeline:
+        if key not in _PIPELINES:
+            _PIPELINES[key] = make_pipeline(config)
+        built = _PIPELINES[key]
+        game, network = built.eval_game, built.network
+    else:
+        game = make_game(config)
+        network = make_network_for(config, game)
+    tunable = tunable_values(config)
+    return Settings(
+        pipeline=built,
+        hyper=hyperparams(tunable),
+        game=game,
+        network=network,
+        run=make_run_settings(config),
+        eval=make_eval_settings(config),
+        agent=make_agent_settings(config),
+        tunable=tunable,
+        config_json=config_lib.to_json(config),
+        pipeline_key=key,
     )

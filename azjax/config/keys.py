@@ -8,6 +8,7 @@ step functions compute) its field in the record that carries it (`azjax.config.b
 """
 
 import dataclasses
+import json
 from typing import Any
 
 __all__ = [
@@ -20,6 +21,9 @@ __all__ = [
     "RESUMABLE_KEYS",
     "TUNABLE_KEYS",
     "Key",
+    "LOGGERS",
+    "config_text",
+    "flatten",
 ]
 
 # The largest seed: the PRNG keys take a signed 64-bit seed, and a run draws keys from
@@ -27,6 +31,8 @@ __all__ = [
 MAX_SEED = 2**62
 # The most simulations a search, or an `mcts:N` or `ladder:N` opponent, may run per move.
 MAX_SIMULATIONS = 1_000_000
+# The trackers a run's records may go to besides metrics.jsonl (azjax/runs/trackers.py).
+LOGGERS = ("tensorboard", "wandb", "mlflow")
 _DEFAULT = object()
 
 
@@ -363,3 +369,23 @@ GATING_KEYS = _names("gating")
 TUNABLE_KEYS = _names("tunable")
 ADDED_KEYS = tuple(name for name, key in KEYS.items() if key.added)
 OLD_VALUES = {name: key.old for name, key in KEYS.items() if key.added and key.old is not _DEFAULT}
+
+
+def flatten(tree: dict, prefix: str = "", *, keep_tuples: bool = False) -> dict[str, object]:
+    """Flattens a nested dict into {'a.b': value}, with lists and tuples normalised to lists
+    (kept as they are with `keep_tuples`)."""
+    items = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            items.update(flatten(value, name + ".", keep_tuples=keep_tuples))
+        elif isinstance(value, list | tuple) and not keep_tuples:
+            items[name] = list(value)
+        else:
+            items[name] = value
+    return items
+
+
+def config_text(tree: dict) -> str:
+    """A resolved config (its nested dict) as stable JSON: what config.json holds."""
+    return json.dumps(tree, indent=2, sort_keys=True, default=list)

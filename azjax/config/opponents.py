@@ -1,4 +1,6 @@
-"""Opponent specs of the command line and the config: outside engines and the solver.
+"""Opponent specs of the command line and the config: `parse_opponent_spec` reads every
+kind (baselines, runs, zoo agents, engines), `parse_engine_spec` those of outside engines and
+the solver.
 
 `parse_engine_spec` reads the engine specs of the command line:
 
@@ -19,8 +21,10 @@ movetime=1000), `ranks=auto|0-9|1-10` (see `uci_client`) and `skill=N` (the engi
 
 import dataclasses
 import shlex
+from pathlib import Path
 
 from azjax import games
+from azjax.config.keys import MAX_SIMULATIONS
 from azjax.games import Game
 from azjax.types import UserError
 
@@ -134,3 +138,44 @@ def parse_engine_spec(spec: str) -> EngineSpec:
     if len({"depth", "nodes", "movetime"} & options.keys()) > 1:
         fail("give at most one of depth, nodes and movetime")
     return EngineSpec(protocol, command, options)
+
+
+def parse_simulations(text: str) -> int | None:
+    """The simulations of an `mcts:N` or `ladder:N` spec: N in ASCII digits, 1 to
+    `MAX_SIMULATIONS`; None for anything else."""
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_SIMULATIONS)):
+        return None
+    count = int(text)
+    return count if 1 <= count <= MAX_SIMULATIONS else None
+
+
+def parse_opponent_spec(spec: str) -> tuple[str, object]:
+    """Parses an opponent spec into (kind, argument): 'random', 'minimax', 'mcts:N',
+    'ladder:N' (pure MCTS from N simulations, N more after each evaluation the agent won
+    every game of), 'previous' (the network at the previous evaluation), 'workdir:PATH' (or
+    a bare existing path), 'zoo:NAME' (a shipped agent), and outside engines
+    'gtp:COMMAND ...' / 'uci:COMMAND ...' (kind
+    'engine', the parsed `engines.EngineSpec`)."""
+    if spec in ("random", "minimax", "previous"):
+        return spec, None
+    for kind in ("mcts", "ladder"):
+        if spec.startswith(f"{kind}:"):
+            count = parse_simulations(spec.split(":", 1)[1])
+            if count is None:
+                raise UserError(
+                    f"bad opponent {spec!r}: {kind}:N needs a positive number of simulations "
+                    f"(at most {MAX_SIMULATIONS})"
+                )
+            return kind, count
+    if is_engine_spec(spec):
+        return "engine", parse_engine_spec(spec)
+    if spec.startswith("workdir:"):
+        return "workdir", spec.split(":", 1)[1]
+    if spec.startswith("zoo:") and len(spec) > 4:
+        return "workdir", spec  # a shipped agent: `load_agent` reads `zoo:NAME`
+    if Path(spec).is_dir():
+        return "workdir", spec
+    raise UserError(
+        f"bad opponent {spec!r}; use random, minimax (tic_tac_toe), mcts:N, ladder:N, "
+        'previous, workdir:PATH, zoo:NAME, gtp:"COMMAND", uci:"COMMAND" or solver (connect_four)'
+    )

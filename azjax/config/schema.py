@@ -5,30 +5,19 @@ built (`validate`), and the opponent specs of evaluation.
 import difflib
 import inspect
 import math
-from pathlib import Path
 
 import ml_collections
 
 from azjax import games
-from azjax.config.keys import KEYS, MAX_SEED, MAX_SIMULATIONS  # noqa: F401
-from azjax.config.opponents import is_engine_spec, parse_engine_spec
+from azjax.config.keys import KEYS, LOGGERS, MAX_SEED, MAX_SIMULATIONS, flatten  # noqa: F401
+from azjax.config.opponents import (  # noqa: F401
+    is_engine_spec,
+    parse_engine_spec,
+    parse_opponent_spec,
+    parse_simulations,
+)
 from azjax.paths import workdir_path
 from azjax.types import UserError
-
-
-def flatten(tree: dict, prefix: str = "", *, keep_tuples: bool = False) -> dict[str, object]:
-    """Flattens a nested dict into {'a.b': value}, with lists and tuples normalised to lists
-    (kept as they are with `keep_tuples`)."""
-    items = {}
-    for key, value in tree.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            items.update(flatten(value, name + ".", keep_tuples=keep_tuples))
-        elif isinstance(value, list | tuple) and not keep_tuples:
-            items[name] = list(value)
-        else:
-            items[name] = value
-    return items
 
 
 def _game_parameters(config: ml_collections.ConfigDict) -> dict[str, inspect.Parameter]:
@@ -43,8 +32,6 @@ def _game_parameters(config: ml_collections.ConfigDict) -> dict[str, inspect.Par
     }
 
 
-# The trackers a run's records may go to besides metrics.jsonl (azjax/runs/trackers.py).
-LOGGERS = ("tensorboard", "wandb", "mlflow")
 # Groups of game constructor options, their keys the game's.
 _GAME_OPTIONS = ("game_kwargs.", "selfplay.game_kwargs.")
 
@@ -185,44 +172,3 @@ def validate(config: ml_collections.ConfigDict) -> None:
 def selfplay_game_kwargs(config: ml_collections.ConfigDict) -> dict:
     """The self-play games' rule options: `game_kwargs` with `selfplay.game_kwargs` over them."""
     return {**dict(config.game_kwargs), **dict(config.selfplay.game_kwargs)}
-
-
-def parse_simulations(text: str) -> int | None:
-    """The simulations of an `mcts:N` or `ladder:N` spec: N in ASCII digits, 1 to
-    `MAX_SIMULATIONS`; None for anything else."""
-    if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_SIMULATIONS)):
-        return None
-    count = int(text)
-    return count if 1 <= count <= MAX_SIMULATIONS else None
-
-
-def parse_opponent_spec(spec: str) -> tuple[str, object]:
-    """Parses an opponent spec into (kind, argument): 'random', 'minimax', 'mcts:N',
-    'ladder:N' (pure MCTS from N simulations, N more after each evaluation the agent won
-    every game of), 'previous' (the network at the previous evaluation), 'workdir:PATH' (or
-    a bare existing path), 'zoo:NAME' (a shipped agent), and outside engines
-    'gtp:COMMAND ...' / 'uci:COMMAND ...' (kind
-    'engine', the parsed `engines.EngineSpec`)."""
-    if spec in ("random", "minimax", "previous"):
-        return spec, None
-    for kind in ("mcts", "ladder"):
-        if spec.startswith(f"{kind}:"):
-            count = parse_simulations(spec.split(":", 1)[1])
-            if count is None:
-                raise UserError(
-                    f"bad opponent {spec!r}: {kind}:N needs a positive number of simulations "
-                    f"(at most {MAX_SIMULATIONS})"
-                )
-            return kind, count
-    if is_engine_spec(spec):
-        return "engine", parse_engine_spec(spec)
-    if spec.startswith("workdir:"):
-        return "workdir", spec.split(":", 1)[1]
-    if spec.startswith("zoo:") and len(spec) > 4:
-        return "workdir", spec  # a shipped agent: `load_agent` reads `zoo:NAME`
-    if Path(spec).is_dir():
-        return "workdir", spec
-    raise UserError(
-        f"bad opponent {spec!r}; use random, minimax (tic_tac_toe), mcts:N, ladder:N, "
-        'previous, workdir:PATH, zoo:NAME, gtp:"COMMAND", uci:"COMMAND" or solver (connect_four)'
-    )

@@ -4,18 +4,19 @@ Every PUCT search, with tree reuse or without, runs one loop, `Search.puct`: mct
 (`mctx_vendored`: simulate, expand, backward) from a tree that holds the carried subtree or
 nothing, choosing at each node by `puct_selection`, the place to change the selection rule.
 From an empty tree it gives `mctx.muzero_policy`'s result bit for bit
-(tests/core/test_tree_reuse.py). Gumbel search is `mctx.gumbel_muzero_policy`.
+(tests/core/test_tree_reuse.py), but for illegal moves below the root, which mctx's rule can
+choose and `puct_selection` never does. Gumbel search is `mctx.gumbel_muzero_policy`.
 
 Conventions (see docs/architecture.md): the game `State` is the mctx embedding; the reward of an
 edge is the outcome for the player who moved; a terminal child has value 0 and discount 0,
 every other edge discount -1 (turns alternate); illegal actions are masked in the prior
-logits at every node, and through `invalid_actions` at the root.
+logits and in PUCT's selection at every node, and through `invalid_actions` at the root.
 
 A searcher is built from an *evaluator*, `evaluate(params, states [B], key) -> (logits
 [B, A], value [B])`, giving the prior and the value for the player to move. AlphaZero uses
-the network; the pure-MCTS baseline (`mcts_baseline`) uses a uniform prior and random-rollout
-values. Both go through the same vectorized mctx search; the evaluators are in `evaluators`
-(re-exported).
+the network; the pure-MCTS baseline (`matches.mcts_baseline`) uses a uniform prior and
+random-rollout values. Both go through the same vectorized mctx search; the evaluators are
+in `evaluators` (re-exported).
 """
 
 import dataclasses
@@ -72,12 +73,24 @@ def puct_selection(params: "SearchParams", qtransform: Callable) -> Callable:
     Returns `select(rng_key, tree, node_index, depth) -> action` (mctx's
     `InteriorActionSelectionFn`), called on one unbatched tree (the search vmaps over the
     batch): `node_index` and `depth` are scalars, the action a [] int32. A new rule returns
-    a function of the same signature (docs/extending.md writes one, UCT)."""
+    a function of the same signature (docs/extending.md writes one, UCT).
+
+    Illegal moves are never chosen. mctx masks them at the root only
+    (`tree.root_invalid_actions`); below it they have a prior of 0, and an unvisited one
+    valued at its parent's value (`qtransform_parent_value`) could outscore every legal move
+    and be searched. Each node's legal moves come from its state; a node without any (a
+    finished game) scores as mctx does."""
+
+    def legal_only(tree: mctx.Tree, node_index: Array) -> Array:
+        q = qtransform(tree, node_index)
+        legal = tree.embeddings.legal_action_mask[node_index]  # [A] the node's own moves
+        return jnp.where(legal | ~jnp.any(legal), q, jnp.finfo(q.dtype).min)
+
     return functools.partial(
         mctx.muzero_action_selection,
         pb_c_base=params.pb_c_base,
         pb_c_init=params.pb_c_init,
-        qtransform=qtransform,
+        qtransform=legal_only,
     )
 
 
@@ -104,7 +117,7 @@ def qtransform_parent_value(tree: mctx.Tree, node_index: Array) -> Array:
 
 
 # mctx's own Q transform: Q min-max normalised over the visited siblings, unvisited children
-# valued at the minimum. The pure-MCTS baseline (`mcts_baseline`) scores with it.
+# valued at the minimum. The pure-MCTS baseline (`matches.mcts_baseline`) scores with it.
 qtransform_min_max = mctx.qtransform_by_parent_and_siblings
 
 

@@ -13,32 +13,21 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import ml_collections
 
-from azjax.config import apply_overrides, build, from_dict, parse_opponent_spec, read_config_file
-from azjax.core.mcts_baseline import make_mcts_baseline
-from azjax.core.minimax import make_minimax_player
+from azjax.config import saved
+from azjax.config.opponents import parse_opponent_spec
+from azjax.config.settings import Settings
 from azjax.core.networks import Network
 from azjax.core.selfplay_rules import choose_action
 from azjax.games import Game, State
 from azjax.matches import arena, zoo
 from azjax.matches.arena import random_player, search_player
+from azjax.matches.mcts_baseline import make_mcts_baseline
+from azjax.matches.minimax import make_minimax_player
 from azjax.paths import workdir_path
 from azjax.runs import checkpoint
 from azjax.runs.checkpoint_restore import DamagedCheckpoint
 from azjax.types import Player, PRNGKey, Searcher, SearchOutput, UserError
-
-
-def read_config(workdir: str | Path) -> ml_collections.ConfigDict:
-    """The resolved config saved in a run's workdir.
-
-    Raises:
-      UserError: `workdir` is not a run directory or its config.json is damaged.
-    """
-    path = workdir_path(workdir) / "config.json"
-    if not path.is_file():
-        raise UserError(f"{workdir} is not an azjax run directory (no config.json)")
-    return read_config_file(path)
 
 
 @dataclasses.dataclass
@@ -47,7 +36,7 @@ class Agent:
 
     Attributes:
       game, network: the run's game and network.
-      config: the config the checkpoint was written with.
+      settings: the records of the config the checkpoint was written with (`Settings`).
       variables: the network variables.
       iteration: the checkpoint's iteration.
       num_simulations: search simulations per move.
@@ -55,14 +44,14 @@ class Agent:
 
     game: Game
     network: Network
-    config: ml_collections.ConfigDict
+    settings: Settings
     variables: Any
     iteration: int
     num_simulations: int
 
     def __post_init__(self):
-        self.search: Searcher = build.make_agent_searcher(
-            self.config, self.game, self.network, num_simulations=self.num_simulations
+        self.search: Searcher = self.settings.agent.searcher(
+            self.game, self.network, num_simulations=self.num_simulations
         )
         self._act = TreeMemory(self.search)
 
@@ -142,23 +131,23 @@ def load_agent(
     if num_simulations is not None and not 1 <= num_simulations <= 1_000_000:
         raise UserError(f"simulations must be between 1 and 1000000, got {num_simulations}")
     if zoo.is_zoo(str(workdir)):
-        config, variables, card = zoo.load(str(workdir))
+        settings, variables, card = zoo.load(str(workdir), overrides=_search_overrides(search))
         if step is not None and step != card.iteration:
             raise UserError(f"{workdir} is iteration {card.iteration}, not {step}")
-        return _agent(config, variables, card.iteration, num_simulations, search)
+        return _agent(settings, variables, card.iteration, num_simulations)
     path = workdir_path(workdir)
     if path.name.isdigit() and path.parent.name == "checkpoints":  # a checkpoint's path
         workdir, step = path.parent.parent, int(path.name) if step is None else step
-    run_config = read_config(workdir)
+    run = saved.read_run(workdir, what="an azjax run directory")
     if not (workdir_path(workdir) / "checkpoints").is_dir():
         raise UserError(f"no checkpoint in {workdir}/checkpoints")
     checkpointer = checkpoint.Checkpointer(workdir)
 
-    def example(saved: dict | None):  # the network as the checkpoint was written
-        config = (
-            run_config if saved is None else from_dict(saved, source=f"a checkpoint of {workdir}")
+    def example(data: dict | None):  # the network as the checkpoint was written
+        settings = (
+            run if data is None else saved.from_saved(data, source=f"a checkpoint of {workdir}")
         )
-        return _variables_like(config)
+        return jax.eval_shape(settings.network.init, jax.random.PRNGKey(0))
 
     try:
         if step is None:
@@ -174,37 +163,40 @@ def load_agent(
                 ) from None
     finally:
         checkpointer.close()
-    config = run_config
+    overrides = _search_overrides(search)
+    settings = run
     if restored.config is not None:
-        config = from_dict(restored.config, source=f"checkpoint {restored.step} of {workdir}")
-    return _agent(config, restored.params, restored.step, num_simulations, search)
+        source = f"checkpoint {restored.step} of {workdir}"
+        settings = saved.from_saved(restored.config, source=source, overrides=overrides)
+    elif overrides:
+        settings = saved.read_run(workdir, overrides=overrides, what="an azjax run directory")
+    return _agent(settings, restored.params, restored.step, num_simulations)
 
 
-def _agent(config, variables, iteration: int, num_simulations, search) -> Agent:
-    """The agent of a loaded checkpoint, its config's `search.*` keys overridden by `search`."""
-    if search:
-        wrong = sorted(key for key in search if not key.startswith("search."))
-        if wrong:
-            raise UserError(f"an agent's overrides are search.* keys, not {wrong[0]!r}")
-        config = apply_overrides(ml_collections.ConfigDict(config.to_dict()), search)
-    game = build.make_game(config)
-    network = build.make_network_for(config, game)
-    simulations = num_simulations or build.make_agent_settings(config).simulations
-    return Agent(game, network, config, variables, iteration, simulations)
+def _search_overrides(search: dict[str, str] | None) -> dict[str, str] | None:
+    """An agent's overrides, each of a `search.*` key.
+
+    Raises:
+      UserError: an override of another key.
+    """
+    wrong = sorted(key for key in search or {} if not key.startswith("search."))
+    if wrong:
+        raise UserError(f"an agent's overrides are search.* keys, not {wrong[0]!r}")
+    return search
 
 
-def _variables_like(config: ml_collections.ConfigDict):
-    game = build.make_game(config)
-    network = build.make_network_for(config, game)
-    return jax.eval_shape(network.init, jax.random.PRNGKey(0))
+def _agent(settings: Settings, variables, iteration: int, num_simulations) -> Agent:
+    """The agent of a loaded checkpoint: the run's evaluation game and its network."""
+    simulations = num_simulations or settings.agent.simulations
+    return Agent(settings.game, settings.network, settings, variables, iteration, simulations)
 
 
 def selfplay_player(agent: Agent, *, with_policy: bool = False) -> Player:
     """Plays like training self-play: the run's training search (with exploration noise, at
-    `config.search.num_simulations`) and its temperature schedule. `with_policy`: the player
+    self-play's simulations) and its temperature schedule. `with_policy`: the player
     returns (actions [B], searched policies [B, A])."""
-    search = build.make_searcher(agent.config, agent.game, agent.network, explore=True)
-    settings = build.make_agent_settings(agent.config)
+    settings = agent.settings.agent
+    search = settings.search.searcher(agent.game, agent.network, explore=True)
 
     def play(params, states: State, key: PRNGKey):
         search_key, sample_key = jax.random.split(key)

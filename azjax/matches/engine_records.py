@@ -34,8 +34,8 @@ from pathlib import Path
 import jax
 
 from azjax import games
+from azjax.config.keys import MAX_SEED
 from azjax.config.opponents import EngineSpec, parse_engine_spec
-from azjax.config.schema import MAX_SEED
 from azjax.games import Game, records
 from azjax.matches import arena
 from azjax.matches.engines import EngineError, HostPlayer, open_player

@@ -29,7 +29,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax import games
-from azjax.config import build
 from azjax.games import Game, State
 from azjax.matches.agent import Agent
 from azjax.matches.engines.hex_solver import MAX_SIZE as HEX_MAX_SIZE
@@ -184,9 +183,7 @@ def agent_actions(agent: Agent, states: State, simulations: int, key: PRNGKey) -
     if simulations == 0:
         logits, _ = agent.policy_value(states)
         return np.asarray(jnp.argmax(jnp.where(states.legal_action_mask, logits, -jnp.inf), -1))
-    search = build.make_agent_searcher(
-        agent.config, agent.game, agent.network, num_simulations=simulations
-    )
+    search = agent.settings.agent.searcher(agent.game, agent.network, num_simulations=simulations)
     return np.asarray(jax.jit(search)(agent.variables, states, key).action)
 
 

@@ -1,4 +1,5 @@
-"""A run directory from Python: its metrics as a pandas table, its checkpoints, its config.
+"""A run directory from Python: its metrics as a pandas table, its checkpoints (its config:
+`azjax.config.load_run_config`).
 
     from azjax.runs import directory as runs
     metrics = runs.load_metrics("runs/c4")          # one row per iteration
@@ -10,11 +11,11 @@ resumes one with `prepare_workdir` (the resolved config saved, or checked agains
 one).
 """
 
-import json
 import math
 from pathlib import Path
 
-from azjax import config as config_lib
+from azjax.config import saved
+from azjax.config.settings import Settings
 from azjax.faults import is_disk_full
 from azjax.paths import is_local, read_text, workdir_path, write_atomically  # noqa: F401  (part of this module's API)
 from azjax.runs.checkpoint import Checkpointer
@@ -140,22 +141,11 @@ def list_checkpoints(workdir: str | Path) -> list[int]:
         checkpointer.close()
 
 
-def load_run_config(workdir: str | Path):
-    """The resolved config a run saved (`config.json`) as a ConfigDict.
-
-    Raises:
-      UserError: no readable config there.
-    """
-    path = workdir_path(workdir) / "config.json"
-    if not path.is_file():
-        raise UserError(f"{workdir} is not a run directory (no config.json)")
-    return config_lib.read_config_file(path)
-
-
 def prepare_workdir(
-    config, workdir: Path, *, allow_config_change: bool, write: bool = True
+    settings: Settings, workdir: Path, *, allow_config_change: bool, write: bool = True
 ) -> None:
-    """Saves the resolved config, or checks it against the one already saved there.
+    """Saves the resolved config (`settings.config_json`), or checks it against the one
+    already saved there.
 
     `write=False` only checks (the processes of a multi-host run other than process 0: every
     process reaches the same verdict, and one writes).
@@ -167,16 +157,14 @@ def prepare_workdir(
       RunError: the disk is full.
       ModuleNotFoundError: a tracker's extra is missing (one line; nothing written).
     """
-    require_extras(config)
+    require_extras(settings.run.trackers)
     workdir = workdir_path(workdir)
     path = workdir / "config.json"
-    given = json.loads(config_lib.to_json(config))
     try:
         if write:
             workdir.mkdir(parents=True, exist_ok=True)
         if path.exists():
-            saved = config_lib.read_config_file(path)
-            differences = config_lib.config_differences(saved.to_dict(), given)
+            differences = saved.differences(path, settings.config_json)
             if differences and not allow_config_change:
                 raise UserError(
                     f"{workdir} holds a run with a different config ("
@@ -184,7 +172,7 @@ def prepare_workdir(
                     + "); use another --workdir, or pass --allow-config-change to resume anyway"
                 )
         if write:
-            write_atomically(path, config_lib.to_json(config).encode())
+            write_atomically(path, settings.config_json.encode())
     except OSError as error:
         if is_disk_full(error):
             raise RunError(f"the disk is full: cannot write {path}") from None

@@ -6,7 +6,7 @@ environment of Cloud TPU, SLURM, Open MPI and the other clusters `jax.distribute
 trains one run over the global mesh of every device of every process:
 
     initialize("10.0.0.1:1234", 2, 0)        # before any JAX computation, in every process
-    check_same_run(config, workdir)           # train.train does this itself
+    check_same_run(settings.config_json, workdir)   # train.train does this itself
 
 Every process runs the same program (SPMD): the same jitted steps in the same order, each
 feeding its own devices. Only process 0 writes the run's files (config, metrics, TensorBoard)
@@ -36,7 +36,6 @@ import jax
 import numpy as np
 from jax.experimental import multihost_utils
 
-from azjax import config as config_lib
 from azjax.faults import first_line, is_lost_peer, is_unreachable, within
 from azjax.types import UserError
 
@@ -259,9 +258,10 @@ def _digest(text: str) -> np.ndarray:
     return np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.int32).copy()
 
 
-def check_same_run(config, workdir) -> None:
+def check_same_run(config_json: str, workdir) -> None:
     """Raises UserError on every process when the processes were given different resolved
-    configs or workdirs (each process compares every other's hash with its own).
+    configs (`config_json`: `Settings.config_json`) or workdirs (each process compares every
+    other's hash with its own).
 
     Does nothing in a single-process run.
 
@@ -271,7 +271,7 @@ def check_same_run(config, workdir) -> None:
     """
     if process_count() == 1:
         return
-    mine = np.stack([_digest(config_lib.to_json(config)), _digest(str(workdir))])
+    mine = np.stack([_digest(config_json), _digest(str(workdir))])
     timeout_s = _settings["timeout_s"]
     late = (
         f"process {jax.process_index()}: not every process reached the config check within "

@@ -53,7 +53,7 @@ def read_metrics(workdir: str | Path) -> list[dict]:
 
 def iteration_record(settings, state, metrics: dict, seconds: float, elapsed: float):
     """The `metrics.jsonl` record of an iteration (before evaluation) of the run `settings`
-    (`build.RunSettings`): `metrics` with the counters of `state` (its `iteration`,
+    (`RunSettings`): `metrics` with the counters of `state` (its `iteration`,
     `num_games`, `num_positions`) and the times."""
     record = {"iteration": int(state.iteration), **{k: float(v) for k, v in metrics.items()}}
     record.update(
@@ -81,7 +81,7 @@ class MetricsWriter:
       log: where warnings go.
       files: write files at all; False keeps the records in memory only (the processes of a
         multi-host run other than process 0).
-      config: the run's config: its `train.loggers` name the trackers (TensorBoard where
+      settings: the run's `Settings`: its `train.loggers` name the trackers (TensorBoard where
         `tensorboard`, W&B, MLflow; `azjax.runs.trackers`), which also get the config and the
         records from iteration n + 1 on; None: TensorBoard alone.
     """
@@ -95,7 +95,7 @@ class MetricsWriter:
         tensorboard: bool = True,
         log=None,
         files: bool = True,
-        config=None,
+        settings=None,
     ):
         log = log or _log.warning
         self.path = workdir_path(workdir) / "metrics.jsonl"
@@ -117,9 +117,9 @@ class MetricsWriter:
             self._rewrite()
         # The trackers (TensorBoard, W&B, MLflow) get the records from iteration n + 1 on.
         self._trackers = []
-        if files and config is not None:
+        if files and settings is not None:
             self._trackers = open_trackers(
-                config, workdir, resume_iteration, tensorboard=tensorboard
+                settings, workdir, resume_iteration, tensorboard=tensorboard
             )
         elif files and tensorboard:
             self._trackers = [TensorBoard(workdir, resume_iteration)]
@@ -239,7 +239,7 @@ def print_progress(record: dict, stream=None, **kwargs) -> None:
 
 
 class Progress:
-    """Per-iteration progress of a run (`build.RunSettings`): a tqdm.auto bar, the `azjax
+    """Per-iteration progress of a run (`RunSettings`): a tqdm.auto bar, the `azjax
     train` line, or nothing."""
 
     def __init__(self, settings, mode: str):

@@ -37,10 +37,9 @@ from pathlib import Path
 
 import jax
 
-from azjax import config as config_lib
 from azjax import extras
-from azjax.config import build
-from azjax.config.schema import LOGGERS
+from azjax.config.keys import LOGGERS, flatten
+from azjax.config.settings import Settings, TrackerSettings
 from azjax.faults import first_line
 from azjax.paths import copy_tree, is_local, read_json, workdir_path
 from azjax.types import UserError
@@ -61,9 +60,9 @@ def _scalars(record: dict) -> dict[str, float]:
     }
 
 
-def _flat_config(config) -> dict:
-    """The config as one level of `group.key` names; tuples as text."""
-    flat = config_lib.flatten(json.loads(config_lib.to_json(config)))
+def _flat_config(config_json: str) -> dict:
+    """The config (its JSON form) as one level of `group.key` names; tuples as text."""
+    flat = flatten(json.loads(config_json))
     return {k: (v if isinstance(v, bool | int | float | str) else str(v)) for k, v in flat.items()}
 
 
@@ -76,7 +75,7 @@ class TensorBoard:
     traceback in tensorboardX's writer thread or at exit.
     """
 
-    def __init__(self, workdir, resume_iteration: int, config=None):
+    def __init__(self, workdir, resume_iteration: int, config_json: str | None = None):
         from tensorboardX import SummaryWriter  # noqa: PLC0415  (slow import)
 
         folder = workdir_path(workdir) / "tensorboard"
@@ -91,15 +90,15 @@ class TensorBoard:
         self.writer = SummaryWriter(
             str(folder), filename_suffix=f".from{resume_iteration:09d}", **purge
         )
-        if config is not None and resume_iteration == 0:
+        if config_json is not None and resume_iteration == 0:
             from tensorboardX.summary import hparams  # noqa: PLC0415
 
-            text = json.dumps(json.loads(config_lib.to_json(config)), indent=2)
+            text = json.dumps(json.loads(config_json), indent=2)
             self.writer.add_text("config", f"```\n{text}\n```", 0)
             # HParams: the settings, and the scalar to compare runs by (logged as usual), in
             # this run's own events (`add_hparams` would write them to a folder of its own,
             # which TensorBoard shows as another run, without this run's scalars).
-            for summary in hparams(_flat_config(config), {"eval/elo": math.nan}):
+            for summary in hparams(_flat_config(config_json), {"eval/elo": math.nan}):
                 self.writer.file_writer.add_summary(summary, 0)
             self.writer.flush()
             self._upload()
@@ -128,7 +127,7 @@ class TensorBoard:
 class Wandb:
     """A Weights & Biases run."""
 
-    def __init__(self, workdir, config, run_id: str | None):
+    def __init__(self, workdir, settings: Settings, run_id: str | None):
         extras.require("wandb")
         import wandb  # noqa: PLC0415  (optional)
 
@@ -136,7 +135,7 @@ class Wandb:
         directory = str(local) if is_local(local) else tempfile.mkdtemp(prefix="azjax-wandb-")
         try:
             self.run = wandb.init(
-                project=build.make_run_settings(config).trackers.wandb_project,
+                project=settings.run.trackers.wandb_project,
                 name=local.name,
                 id=run_id,
                 resume="allow",
@@ -144,7 +143,7 @@ class Wandb:
                 reinit="create_new",
                 allow_val_change=True,  # a resumed run may change train.num_iterations
                 dir=directory,
-                config=_flat_config(config),
+                config=_flat_config(settings.config_json),
                 settings=wandb.Settings(init_timeout=TRACKER_TIMEOUT_S),
             )
         except wandb.Error as error:  # no login, no answer within the timeout
@@ -165,12 +164,12 @@ class Wandb:
 class Mlflow:
     """An MLflow run."""
 
-    def __init__(self, workdir, config, run_id: str | None):
+    def __init__(self, workdir, settings: Settings, run_id: str | None):
         extras.require("mlflow")
         from mlflow.tracking import MlflowClient  # noqa: PLC0415  (optional)
 
         local = workdir_path(workdir)
-        settings = build.make_run_settings(config).trackers
+        config_json, settings = settings.config_json, settings.run.trackers
         if not settings.mlflow_uri and not is_local(local):
             raise UserError("train.loggers 'mlflow' with a cloud workdir needs train.mlflow_uri")
         # MLflow's own default store: a SQLite database (its file store is deprecated).
@@ -184,7 +183,9 @@ class Mlflow:
                 self.client = MlflowClient(tracking_uri=uri)
                 experiment = self.client.get_experiment_by_name(settings.experiment)
                 if run_id is None:
-                    run_id = self._start_run(config, experiment, settings.experiment, local.name)
+                    run_id = self._start_run(
+                        config_json, experiment, settings.experiment, local.name
+                    )
         except Exception as error:
             raise UserError(
                 f"train.loggers 'mlflow' cannot use the tracking store {uri} "
@@ -193,9 +194,9 @@ class Mlflow:
             ) from None
         self.id, self.uri = run_id, uri
 
-    def _start_run(self, config, experiment, experiment_name: str, name: str) -> str:
+    def _start_run(self, config_json: str, experiment, experiment_name: str, name: str) -> str:
         """A new MLflow run named `name` in `experiment` (None: made, named
-        `experiment_name`), the config as its params; its id."""
+        `experiment_name`), the config (`config_json`) as its params; its id."""
         from mlflow.entities import Param  # noqa: PLC0415  (optional)
 
         experiment_id = (
@@ -204,7 +205,7 @@ class Mlflow:
             else self.client.create_experiment(experiment_name)
         )
         run_id = self.client.create_run(experiment_id, run_name=name).info.run_id
-        params = [(k, str(v)[:6000]) for k, v in _flat_config(config).items()]
+        params = [(k, str(v)[:6000]) for k, v in _flat_config(config_json).items()]
         for start in range(0, len(params), 100):  # MLflow takes 100 params a call
             self.client.log_batch(
                 run_id, params=[Param(k, v) for k, v in params[start : start + 100]]
@@ -270,28 +271,31 @@ def mlflow_key(key: str) -> str:
     return re.sub(r"[^\w\-./ ]", "_", key)
 
 
-def require_extras(config) -> None:
+def require_extras(trackers: TrackerSettings) -> None:
     """Raises `extras.require`'s one-line ModuleNotFoundError where a tracker of
     `train.loggers` needs an extra that is not installed (checked before a run's workdir is
     made, so a refused run leaves none)."""
-    loggers = build.make_run_settings(config).trackers.loggers
+    loggers = trackers.loggers
     extras.require(*(name for name in ("wandb", "mlflow") if name in loggers))
 
 
-def open_trackers(config, workdir, resume_iteration: int, *, tensorboard: bool = True) -> list:
-    """The trackers `config.train.loggers` names, opened for a run resumed after
-    `resume_iteration` (0: a new run); W&B and MLflow run ids are kept in the workdir.
-    `tensorboard=False` (a quiet run) leaves TensorBoard out."""
+def open_trackers(
+    settings: Settings, workdir, resume_iteration: int, *, tensorboard: bool = True
+) -> list:
+    """The trackers the run's `train.loggers` name (`settings.run.trackers`), opened for a run
+    resumed after `resume_iteration` (0: a new run), each given the run's config; W&B and
+    MLflow run ids are kept in the workdir. `tensorboard=False` (a quiet run) leaves
+    TensorBoard out."""
     trackers = []
-    loggers = build.make_run_settings(config).trackers.loggers
+    loggers = settings.run.trackers.loggers
     if "tensorboard" in loggers and tensorboard:
-        trackers.append(TensorBoard(workdir, resume_iteration, config))
+        trackers.append(TensorBoard(workdir, resume_iteration, settings.config_json))
     ids_path = workdir_path(workdir) / IDS_FILE
     ids = read_json(ids_path) if ids_path.exists() else {}
     opened = dict(ids)
     for name, kind in (("wandb", Wandb), ("mlflow", Mlflow)):
         if name in loggers:
-            tracker = kind(workdir, config, ids.get(name))
+            tracker = kind(workdir, settings, ids.get(name))
             opened[name] = tracker.id
             trackers.append(tracker)
     if opened != ids:

@@ -11,16 +11,13 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from azjax import config as config_lib
 from azjax import interrupt
-from azjax.config import build
-from azjax.config.build import Hyperparams, Pipeline
+from azjax.config.settings import Settings
 from azjax.core import replay
-from azjax.core.steps import TrainerState, init_state, learn_step, play_step
+from azjax.core.steps import Hyperparams, Pipeline, TrainerState, init_state, learn_step, play_step
 from azjax.types import UserError
 
 
@@ -83,28 +80,30 @@ class CompiledRun(NamedTuple):
 _COMPILED: dict = {}
 
 
-def compile_run(config: ml_collections.ConfigDict, mesh: Mesh | None = None) -> CompiledRun:
-    """The jitted step functions of `config`, built once per process.
+def compile_run(settings: Settings, mesh: Mesh | None = None) -> CompiledRun:
+    """The jitted step functions of `settings.pipeline`, built once per process.
 
-    The cache keys on every config key that reaches the `Pipeline` (game, network, search
-    shape, batch sizes, replay, optimizer kind and schedule) and on the devices of the mesh;
-    it ignores the tunable scalars (`Hyperparams`, passed as arguments), the bookkeeping keys
-    (`config.RESUMABLE_KEYS`: iteration budget, checkpoint cadence, evaluation), gating
-    (`config.GATING_KEYS`: which network self-play is passed) and names.
+    The cache keys on every config key that reaches the `Pipeline` (`Settings.pipeline_key`:
+    game, network, search shape, batch sizes, replay, optimizer kind and schedule) and on the
+    devices of the mesh; it ignores the tunable scalars (`Hyperparams`, passed as arguments),
+    the bookkeeping keys (`config.RESUMABLE_KEYS`: iteration budget, checkpoint cadence,
+    evaluation), gating (`config.GATING_KEYS`: which network self-play is passed) and names.
     Runs in one process (tests, notebooks, sweeps) that differ only there share compiled
     functions instead of compiling again.
     """
     mesh = make_mesh() if mesh is None else mesh
-    cache_key = (config_lib.pipeline_key(config), tuple(d.id for d in mesh.devices.flat))
+    cache_key = (settings.pipeline_key, tuple(d.id for d in mesh.devices.flat))
     if cache_key not in _COMPILED:
         num_devices = mesh.devices.size
-        for key in ("selfplay.batch_size", "learner.batch_size", "replay.capacity"):
-            group, field = key.split(".")
-            if config[group][field] % num_devices:
-                raise UserError(
-                    f"{key}={config[group][field]} must be divisible by {num_devices} devices"
-                )
-        pipeline = dataclasses.replace(build.make_pipeline(config), mesh=mesh)
+        pipeline = settings.pipeline
+        for key, value in (
+            ("selfplay.batch_size", pipeline.selfplay_batch_size),
+            ("learner.batch_size", pipeline.learner_batch_size),
+            ("replay.capacity", pipeline.replay_capacity),
+        ):
+            if value % num_devices:
+                raise UserError(f"{key}={value} must be divisible by {num_devices} devices")
+        pipeline = dataclasses.replace(pipeline, mesh=mesh)
         shardings = state_shardings(pipeline, mesh)
         _COMPILED[cache_key] = CompiledRun(
             pipeline=pipeline,
@@ -125,11 +124,11 @@ def compile_run(config: ml_collections.ConfigDict, mesh: Mesh | None = None) -> 
     return _COMPILED[cache_key]
 
 
-def abstract_arguments(run: CompiledRun, config: ml_collections.ConfigDict):
+def abstract_arguments(run: CompiledRun, settings: Settings):
     """Shapes of the arguments of `run.play` and `run.learn`, nothing computed: (state,
     chunk's learn keys, hyperparameters), for lowering and compiling them ahead of time."""
-    state = jax.eval_shape(run.init, jax.random.PRNGKey(build.make_run_settings(config).seed))
-    hyper = build.make_hyperparams(config)
+    state = jax.eval_shape(run.init, jax.random.PRNGKey(settings.run.seed))
+    hyper = settings.hyper
     _, _, learn_keys = jax.eval_shape(run.play, state, hyper)
     return state, jax.ShapeDtypeStruct(learn_keys.shape[1:], learn_keys.dtype), hyper
 

@@ -39,9 +39,8 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from azjax.config.build import Pipeline
 from azjax.core import learner
-from azjax.core.steps import init_state, sample_batch
+from azjax.core.steps import Pipeline, init_state, sample_batch
 
 # Per-iteration counts; each is cumulated as `total_NAME`.
 COUNTS = (

@@ -2,7 +2,7 @@
 fixed ones.
 
     evaluation = make_evaluation(game, searcher, opponents=("random", "mcts:200"),
-                                 num_games=40, seed=0, elo=build.make_eval_settings(config).elo)
+                                 num_games=40, seed=0, elo=settings.eval.elo)
     evaluation.begin(variables, records, workdir)   # the anchors rated once per run
     metrics = evaluation(variables, iteration)      # eval/OPP/win_rate, ..., eval/elo
 
@@ -18,17 +18,16 @@ import tempfile
 from pathlib import Path
 
 import jax
-import ml_collections
 import numpy as np
 
-from azjax import config as config_lib
-from azjax.config import build, parse_opponent_spec
-from azjax.config.build import Pipeline
-from azjax.core.mcts_baseline import make_mcts_baseline
+from azjax.config.opponents import parse_opponent_spec
+from azjax.config.settings import Settings
+from azjax.core.steps import Pipeline
 from azjax.games import Game
 from azjax.matches import arena, tournament
 from azjax.matches.agent import make_opponent
 from azjax.matches.arena import search_player
+from azjax.matches.mcts_baseline import make_mcts_baseline
 from azjax.matches.ratings import anchors
 from azjax.paths import copy_tree, is_local, workdir_path
 from azjax.types import Searcher, UserError
@@ -293,21 +292,22 @@ def calibrate(
 _EVALUATIONS: dict = {}
 
 
-def evaluation_for(config: ml_collections.ConfigDict, pipeline: Pipeline) -> Evaluation:
-    """The run's evaluation, shared between runs of this process with the same settings."""
-    settings = build.make_eval_settings(config)
-    key = ("eval", config_lib.pipeline_key(config), config_lib.evaluation_key(config))
+def evaluation_for(settings: Settings, pipeline: Pipeline) -> Evaluation:
+    """The run's evaluation, shared between runs of this process with the same settings
+    (`Settings.evaluation_key`)."""
+    key = ("eval", settings.pipeline_key, settings.evaluation_key)
+    evaluation = settings.eval
     # A `workdir:` opponent is read from disk: its checkpoint may have changed since.
-    if any(parse_opponent_spec(s)[0] == "workdir" for s in settings.opponents):
+    if any(parse_opponent_spec(s)[0] == "workdir" for s in evaluation.opponents):
         _EVALUATIONS.pop(key, None)
     if key not in _EVALUATIONS:
-        searcher = build.make_agent_searcher(config, pipeline.eval_game, pipeline.network)
+        searcher = settings.agent.searcher(pipeline.eval_game, pipeline.network)
         _EVALUATIONS[key] = make_evaluation(
             pipeline.eval_game,
             searcher,
-            opponents=settings.opponents,
-            num_games=settings.num_games,
-            seed=settings.seed,
-            elo=settings.elo,
+            opponents=evaluation.opponents,
+            num_games=evaluation.num_games,
+            seed=evaluation.seed,
+            elo=evaluation.elo,
         )
     return _EVALUATIONS[key]

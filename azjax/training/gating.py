@@ -23,11 +23,9 @@ from pathlib import Path
 
 import flax.serialization
 import jax
-import ml_collections
 
-from azjax import config as config_lib
-from azjax.config import build
-from azjax.config.build import Pipeline
+from azjax.config.settings import Settings
+from azjax.core.steps import Pipeline
 from azjax.matches import arena
 from azjax.paths import workdir_path, write_atomically
 from azjax.types import UserError
@@ -35,10 +33,8 @@ from azjax.types import UserError
 _MATCHES: dict = {}
 
 
-def make_gate(
-    config: ml_collections.ConfigDict, pipeline: Pipeline, workdir: Path, *, sharding, log
-) -> "Gate":
-    """The gate of a gated run (`build.RunSettings.gating`) in `workdir`; the compiled match
+def make_gate(settings: Settings, pipeline: Pipeline, workdir: Path, *, sharding, log) -> "Gate":
+    """The gate of a gated run (`RunSettings.gating` of `settings`) in `workdir`; the compiled match
     is shared by runs of this process with the same agent search and number of games.
 
     Args:
@@ -46,28 +42,26 @@ def make_gate(
         given to the best network so that the compiled self-play is reused.
       log: prints one line per gating match.
     """
-    run_settings = build.make_run_settings(config)
-    settings = run_settings.gating
-    search = dataclasses.astuple(build.make_search_params(config, explore=False))
-    simulations = build.make_agent_settings(config).simulations
-    key = (config_lib.pipeline_key(config), search, simulations, settings.games)
+    gating, agent = settings.run.gating, settings.agent
+    search = dataclasses.astuple(agent.search.params_for(explore=False))
+    key = (settings.pipeline_key, search, agent.simulations, gating.games)
     if key not in _MATCHES:
-        searcher = build.make_agent_searcher(config, pipeline.eval_game, pipeline.network)
+        searcher = agent.searcher(pipeline.eval_game, pipeline.network)
         player = arena.search_player(searcher)
         match = arena.make_match(
             pipeline.eval_game,
             player,
             player,
-            num_games=settings.games,
+            num_games=gating.games,
             opening_plies=2,
         )
         _MATCHES[key] = jax.jit(match)
     return Gate(
         _MATCHES[key],
         workdir_path(workdir) / "gating",
-        every=settings.every,
-        threshold=settings.threshold,
-        seed=run_settings.seed,
+        every=gating.every,
+        threshold=gating.threshold,
+        seed=settings.run.seed,
         sharding=sharding,
         log=log,
     )

@@ -1,7 +1,7 @@
 """The host loop of training, one for a run (`train.train`) and a population
 (`population.train_population`): members as a parameter.
 
-A member is one run directory (`members.Member`: its config, `build.RunSettings`,
+A member is one run directory (`members.Member`: its `Settings` (`config.settings`),
 `Checkpointer`, `MetricsWriter` and evaluation). The loop restores each member from its
 newest checkpoint (relaid out for this device count), steps the compiled iteration
 (`compiled.iterate`), writes each active member's record (gating and evaluation included),
@@ -18,6 +18,7 @@ devices, from a host copy of the replicated network); decisions that could diffe
 processes (a signal, the clock, the callback) are agreed on (`distributed`).
 """
 
+import dataclasses
 import math
 import sys
 import time
@@ -25,11 +26,9 @@ import types
 from collections.abc import Callable
 
 import jax
-import ml_collections
 import numpy as np
 
 from azjax import interrupt
-from azjax.config import build
 from azjax.core.steps import TrainerState
 from azjax.faults import is_disk_full
 from azjax.runs import distributed
@@ -100,22 +99,21 @@ class HostLoop:
 
     def between(self, state):
         """Called after each iteration's records and before its checkpoints; may change the
-        state and the members' configs (the hyperparameters are read again)."""
+        state and the members' settings (the hyperparameters are read again)."""
         return state
 
     def started(self, platform: str) -> None:
         """The opening message."""
         first = self.members[0]
         self.log(
-            f"training {first.settings.game} in {first.workdir} on {platform}; "
-            "first iteration compiles"
+            f"training {first.run.game} in {first.workdir} on {platform}; first iteration compiles"
         )
 
     # The members on the state's member axis.
 
     def hyper(self):
         # Host arrays, as every process of a multi-process run passes the same ones.
-        return self.axis.join([build.make_hyperparams(m.config) for m in self.members])
+        return self.axis.join([m.settings.hyper for m in self.members])
 
     def _put_elapsed(self, seconds: float):
         # Same sharding as the step's output, so the next call hits the compilation cache;
@@ -133,7 +131,7 @@ class HostLoop:
 
     def restore(self) -> TrainerState:
         """The state, each member from its checkpoint; the members' metrics writers."""
-        keys = self.axis.join([jax.random.PRNGKey(m.settings.seed) for m in self.members])
+        keys = self.axis.join([jax.random.PRNGKey(m.run.seed) for m in self.members])
         # Checked against memory before (`memory_check`, by `train` and `population`). An
         # allocation that fails even so raises here (one line: out of memory): reading any
         # other part of the state first would wait for good, deaf to signals (jaxlib).
@@ -146,7 +144,7 @@ class HostLoop:
             start = 0 if restored is None else restored.step
             if restored is not None:
                 self.log(f"resuming {member.workdir} from iteration {start}")
-            self.restored(index, restored, start)  # before the writer: it may set the config
+            self.restored(index, restored, start)  # before the writer: it may retune
             member.open_writer(
                 restored, tensorboard=self.tensorboard and self.primary, files=self.primary
             )
@@ -162,13 +160,14 @@ class HostLoop:
             return
         begun = {}
         for index, member in enumerate(self.members):
-            if member.settings.eval_every <= 0:
+            if member.run.eval_every <= 0:
                 continue
             # The seed only draws the games: members differing in it share compiled matches.
-            unseeded = ml_collections.ConfigDict(member.config.to_dict())
-            unseeded.seed = 0
-            shared = evaluation_for(unseeded, self.run.pipeline)
-            member.evaluation = shared.fork(seed=member.settings.seed)
+            unseeded = dataclasses.replace(member.settings.eval, seed=0)
+            shared = evaluation_for(
+                dataclasses.replace(member.settings, eval=unseeded), self.run.pipeline
+            )
+            member.evaluation = shared.fork(seed=member.run.seed)
             member.evaluation.begin(
                 self._variables(state, index),
                 member.writer.records,
@@ -197,12 +196,12 @@ class HostLoop:
             iteration=iteration, num_games=games, num_positions=positions
         )
         metrics = {name: self.axis.member(value, index) for name, value in metrics.items()}
-        record = iteration_record(member.settings, numbers, metrics, seconds, clock())
+        record = iteration_record(member.run, numbers, metrics, seconds, clock())
         record.update(self.columns(index))
         if self.gate is not None:  # the gating match, when due, before evaluating
             record.update(self.gate(state.train_state.variables, iteration))
             record.update(wall_time=clock())
-        every = member.settings.eval_every
+        every = member.run.eval_every
         if every > 0 and iteration % every == 0:
             started = time.perf_counter()
             if member.evaluation is not None:  # None on processes other than 0
@@ -241,8 +240,8 @@ class HostLoop:
         self.begin_evaluations(state)
         if self.gate is not None:
             self.gate.begin(state.train_state.variables, first.iteration, first.writer.records)
-        reporter = Progress(first.settings, progress)
-        profiler = Profiler(first.settings.profile, first.workdir) if self.primary else None
+        reporter = Progress(first.run, progress)
+        profiler = Profiler(first.run.profile, first.workdir) if self.primary else None
         self.started(f"{self.run.mesh.devices.size} {jax.devices()[0].platform} device(s)")
         # Wall-clock time of the run: everything since this session's loop began (compiling,
         # self-play, learning, evaluation, checkpoints) plus the sessions before a resume.
@@ -252,14 +251,14 @@ class HostLoop:
         def clock() -> float:
             return resumed + time.perf_counter() - session_start
 
-        budgets = [60.0 * m.settings.max_minutes for m in members if m.settings.max_minutes > 0]
+        budgets = [60.0 * m.run.max_minutes for m in members if m.run.max_minutes > 0]
         deadline = min(budgets, default=math.inf)
         hyper, elapsed, session_iterations = self.hyper(), clock(), 0
         interrupted = preempted = False
         reporter.start(min(m.iteration for m in members))
         try:
             # The budgets alone here: a callback's stop is agreed on first.
-            while not preempted and any(m.iteration < m.settings.num_iterations for m in members):
+            while not preempted and any(m.iteration < m.run.num_iterations for m in members):
                 # A stop that any process wants, all processes make (one process alone would
                 # leave the others waiting in the next collective).
                 interrupted, out_of_time, *stopped = distributed.any_process(
@@ -295,7 +294,7 @@ class HostLoop:
                 session_iterations += 1
                 # Time per iteration in this session (compiling included) times those left,
                 # or the time to `train.max_minutes` if that comes first.
-                remaining = max(m.settings.num_iterations - m.iteration for m in members)
+                remaining = max(m.run.num_iterations - m.iteration for m in members)
                 eta = remaining * (elapsed - resumed) / session_iterations
                 reporter.update(first.writer.records[-1], min(eta, deadline - elapsed))
                 changed = self.between(state)

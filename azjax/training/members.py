@@ -1,5 +1,5 @@
 """The members of the host loop (`host_loop`): a member is one run directory, with its
-config, `build.RunSettings`, `Checkpointer`, `MetricsWriter` and evaluation, and where it
+`Settings` (`config.settings`), `Checkpointer`, `MetricsWriter` and evaluation, and where it
 stands. Here a member goes to and from its checkpoints: its state restored (relaid out for
 this device count) and its metrics writer opened at the iteration resumed, and its state
 saved with its config and records.
@@ -15,12 +15,9 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 
-from azjax import config as config_lib
-from azjax.config import build
-from azjax.config.build import RunSettings
+from azjax.config.settings import Settings
 from azjax.runs.checkpoint import Checkpointer
 from azjax.runs.metrics import MetricsWriter
 from azjax.runs.state_layout import join_state, relayout, split_state
@@ -75,10 +72,9 @@ class Stacked:
 class Member:
     """One run directory of the loop, and where it stands."""
 
-    config: ml_collections.ConfigDict
+    settings: Settings  # PBT replaces it with its hyperparameters changed
     workdir: Path
     checkpointer: Checkpointer
-    settings: RunSettings
     writer: MetricsWriter | None = None  # set by `open_writer`
     evaluation: Evaluation | None = None  # None: not evaluated (or not process 0)
     iteration: int = 0
@@ -86,26 +82,29 @@ class Member:
     stopped: bool = False  # by the callback
 
     @classmethod
-    def open(
-        cls, config: ml_collections.ConfigDict, workdir: Path, *, index: int | None = None
-    ) -> "Member":
-        """The member that trains `config` in `workdir`, its checkpointer opened; `index`,
+    def open(cls, settings: Settings, workdir: Path, *, index: int | None = None) -> "Member":
+        """The member that trains `settings` in `workdir`, its checkpointer opened; `index`,
         its place in a population, names its checkpointer's barriers apart from the
         others' (`Checkpointer`'s `barrier_prefix`)."""
-        settings = build.make_run_settings(config)
+        run = settings.run
         checkpointer = Checkpointer(
             workdir,
-            max_to_keep=settings.keep_checkpoints,
-            save_interval_steps=settings.checkpoint_every,
+            max_to_keep=run.keep_checkpoints,
+            save_interval_steps=run.checkpoint_every,
             barrier_prefix=None if index is None else f"azjax_member_{index}",
             clean_up=True,
-            storage_timeout_s=settings.storage_timeout_s,
+            storage_timeout_s=run.storage_timeout_s,
         )
-        return cls(config, workdir, checkpointer, settings)
+        return cls(settings, workdir, checkpointer)
+
+    @property
+    def run(self):
+        """The member's bookkeeping (`RunSettings`)."""
+        return self.settings.run
 
     @property
     def active(self) -> bool:
-        return not self.stopped and self.iteration < self.settings.num_iterations
+        return not self.stopped and self.iteration < self.run.num_iterations
 
     def restore(self, like, member_run, *, step: int | None = None):
         """This member's state from its checkpoint at `step` (None: its newest readable
@@ -146,12 +145,12 @@ class Member:
             resume_iteration=start,
             tensorboard=tensorboard,
             files=files,
-            config=self.config,
+            settings=self.settings,
         )
 
     def save(self, state, *, force: bool) -> None:
-        """Saves this member's `state` at its iteration, with the member's config and
-        records (orbax's policy decides unless `force`)."""
+        """Saves this member's `state` at its iteration, with the member's config (as JSON)
+        and records (orbax's policy decides unless `force`)."""
         self.writer.sync()
         params, rest = split_state(state)
         # The previous save wrote in the background during this iteration; orbax would wait
@@ -161,7 +160,7 @@ class Member:
             int(rest["iteration"]),
             params,
             rest,
-            config=json.loads(config_lib.to_json(self.config)),
+            config=json.loads(self.settings.config_json),
             metrics=self.writer.records,
             force=force,
         )

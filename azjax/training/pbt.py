@@ -26,8 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from azjax.config import TUNABLE_KEYS, build
-from azjax.config.keys import KEYS
+from azjax.config.keys import KEYS, TUNABLE_KEYS
 from azjax.matches.ratings import anchors
 from azjax.paths import parse_json
 from azjax.types import UserError
@@ -40,7 +39,7 @@ class PBT:
     Attributes:
       every: iterations between exploit/explore steps (a multiple of `eval.every` when the
         objective is an evaluation metric).
-      objective: the metric ranked by (default: `default_objective` of the members' config).
+      objective: the metric ranked by (default: `default_objective` of the first member).
       direction: "maximize" or "minimize" the objective.
       fraction: the worst fraction copy from the best fraction (at least one member each).
       factors: explore multiplies each hyperparameter by one of these, drawn uniformly.
@@ -57,14 +56,14 @@ class PBT:
     keys: tuple[str, ...] = ()
     seed: int = 0
 
-    def check(self, configs) -> "PBT":
-        """These settings completed for the members' `configs` (objective, keys).
+    def check(self, members) -> "PBT":
+        """These settings completed for the `members` (their `Settings`: objective, keys).
 
         Raises:
           UserError: fewer than 2 members, bad settings, or an objective that is not logged
             at the iterations PBT ranks at.
         """
-        if len(configs) < 2:
+        if len(members) < 2:
             raise UserError("population-based training needs at least 2 members")
         if (
             self.every < 1
@@ -81,27 +80,26 @@ class PBT:
         unknown = [key for key in self.keys if key not in TUNABLE_KEYS]
         if unknown:
             raise UserError(f"pbt explores {unknown}: not among {', '.join(TUNABLE_KEYS)}")
-        objective = self.objective or default_objective(configs[0])
+        objective = self.objective or default_objective(members[0].eval)
         if objective.startswith("eval/"):
-            for config in configs:
-                every = build.make_run_settings(config).eval_every
+            for settings in members:
+                every = settings.run.eval_every
                 if every <= 0 or self.every % every:
                     raise UserError(
                         f"pbt ranks by {objective} every {self.every} iterations: it needs "
                         f"eval.every > 0 dividing {self.every} (got {every})"
                     )
-        keys = self.keys or varying_keys(configs) or ("learner.learning_rate",)
+        keys = self.keys or varying_keys(members) or ("learner.learning_rate",)
         return dataclasses.replace(self, objective=objective, keys=tuple(keys))
 
     def due(self, iteration: int) -> bool:
         return iteration > 0 and iteration % self.every == 0
 
 
-def default_objective(config) -> str:
-    """The metric a run is judged by unless told: its Elo rating `eval/elo` when it rates
-    itself against fixed opponents (`eval.elo` and at least two of them), else its score
-    against the last fixed opponent of `eval.opponents`."""
-    settings = build.make_eval_settings(config)
+def default_objective(settings) -> str:
+    """The metric a run is judged by unless told (`settings`: its `EvalSettings`): its Elo
+    rating `eval/elo` when it rates itself against fixed opponents (`eval.elo` and at least
+    two of them), else its score against the last fixed opponent of `eval.opponents`."""
     fixed = anchors.anchor_specs(settings.opponents)
     if settings.elo is not None and len(fixed) > 1:
         return "eval/elo"
@@ -112,14 +110,9 @@ def default_objective(config) -> str:
     return f"eval/{fixed[-1]}/score"
 
 
-def varying_keys(configs) -> list[str]:
-    """The tunable keys whose values differ between `configs`."""
-    return [key for key in TUNABLE_KEYS if len({_get(config, key) for config in configs}) > 1]
-
-
-def _get(config, key: str):
-    group, field = key.split(".")
-    return config[group][field]
+def varying_keys(members) -> list[str]:
+    """The tunable keys whose values differ between `members` (their `Settings`)."""
+    return [key for key in TUNABLE_KEYS if len({s.tunable[key] for s in members}) > 1]
 
 
 def latest(records: list[dict], objective: str) -> float:

@@ -3,7 +3,7 @@
 The members' configs may differ only in the tunable scalars (`config.TUNABLE_KEYS`: learning
 rate, weight decay, value-loss weight, Dirichlet alpha and fraction, PUCT constants, Gumbel
 scale, temperature moves), `seed` and `name`, the keys that reach the step functions as
-arguments (`build.Hyperparams`), and in bookkeeping (iterations, evaluation). The step
+arguments (`Hyperparams`), and in bookkeeping (iterations, evaluation). The step
 functions of `steps` are `vmap`ped over a leading member axis: each member has its own
 network, optimizer state, replay buffer, self-play games and random key, and all of them play
 and learn in the same compiled calls. Shape-changing keys (network size, simulations, batch
@@ -28,15 +28,14 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from azjax import config as config_lib
 from azjax import interrupt
-from azjax.config import build
-from azjax.config.build import Pipeline
-from azjax.core.steps import TrainerState, init_state, learn_step, play_step
+from azjax.config import saved
+from azjax.config.keys import TUNABLE_KEYS
+from azjax.config.settings import Settings
+from azjax.core.steps import Pipeline, TrainerState, init_state, learn_step, play_step
 from azjax.paths import bound_cloud_writes, workdir_path
 from azjax.runs import checkpoint, distributed, lock
 from azjax.runs.directory import prepare_workdir
@@ -52,11 +51,9 @@ _log = logging.getLogger(__name__)
 __all__ = [
     "CompiledPopulation",
     "compile_population",
-    "hyperparameters",
     "member",
     "stack",
     "train_population",
-    "with_hyperparameters",
 ]
 
 _COMPILED: dict = {}
@@ -81,13 +78,13 @@ class CompiledPopulation(NamedTuple):
     copy_networks: Callable  # copy_networks(state, sources [K]) -> PBT's exploit
 
 
-def compile_population(config, num_members: int, mesh=None) -> CompiledPopulation:
-    """The jitted step functions of a population of `num_members` members of `config`'s
+def compile_population(settings: Settings, num_members: int, mesh=None) -> CompiledPopulation:
+    """The jitted step functions of a population of `num_members` members of `settings`'s
     pipeline, vmapped over the member axis; `learn` takes the learner keys chunk first as
     `compiled.iterate` loops over them. Built once per process, pipeline and K."""
-    single = compiled.compile_run(config, mesh)
+    single = compiled.compile_run(settings, mesh)
     key = (
-        config_lib.pipeline_key(config),
+        settings.pipeline_key,
         num_members,
         tuple(d.id for d in single.mesh.devices.flat),
     )
@@ -139,38 +136,24 @@ def _copy_networks(state, sources):
     return state.replace(train_state=jax.tree.map(lambda x: x[sources], state.train_state))
 
 
-def hyperparameters(config) -> dict:
-    """The tunable keys of `config` and their values ({"learner.learning_rate": 1e-3, ...})."""
-    return {key: config[key.split(".")[0]][key.split(".")[1]] for key in config_lib.TUNABLE_KEYS}
-
-
-def with_hyperparameters(config, values: dict):
-    """A copy of `config` with `values` (config key -> value) set."""
-    config = ml_collections.ConfigDict(config.to_dict())
-    for key, value in values.items():
-        group, field = key.split(".")
-        config[group][field] = value
-    return config
-
-
-def _check(configs, workdirs) -> None:
-    if not configs or len(configs) != len(workdirs):
+def _check(members: Sequence[Settings], workdirs) -> None:
+    if not members or len(members) != len(workdirs):
         raise UserError("a population needs one workdir per member config (at least one)")
     if len({str(w) for w in workdirs}) != len(workdirs):
         raise UserError("the members of a population need distinct workdirs")
-    keys = {config_lib.pipeline_key(c) for c in configs}
+    keys = {s.pipeline_key for s in members}
     if len(keys) > 1:
         raise UserError(
             "the members of a population may differ only in "
-            f"{', '.join(config_lib.TUNABLE_KEYS)}, seed, name and bookkeeping; these differ "
+            f"{', '.join(TUNABLE_KEYS)}, seed, name and bookkeeping; these differ "
             "in shape-changing keys (train them as separate populations)"
         )
-    if any(build.make_run_settings(c).gating for c in configs):
+    if any(s.run.gating for s in members):
         raise UserError("train.gating is not supported in populations")
 
 
 def train_population(
-    configs: Sequence[ml_collections.ConfigDict],
+    members: Sequence[Settings],
     workdirs: Sequence[str | Path],
     *,
     mesh=None,
@@ -179,13 +162,15 @@ def train_population(
     callback: Callable[[int, dict], bool | None] | None = None,
     pbt: pbt_lib.PBT | None = None,
 ) -> list[dict]:
-    """Trains (or resumes) the members `configs` in `workdirs` as one population.
+    """Trains (or resumes) the `members` in `workdirs` as one population
+    (`azjax.train_population` takes their configs and builds them).
 
     Ctrl-C or SIGTERM saves every member at its last complete iteration and raises
     KeyboardInterrupt; rerunning resumes.
 
     Args:
-      configs: one config per member (same pipeline; see the module docstring).
+      members: the records of each member's config (`build.make_settings`; one pipeline,
+        see the module docstring).
       workdirs: one run directory per member.
       mesh: the devices (default: all); the members' games and replay are split over them.
       quiet: no messages, progress or TensorBoard files.
@@ -198,13 +183,13 @@ def train_population(
     Returns:
       Each member's last record (None for a member that ran no iteration).
     """
-    configs = [ml_collections.ConfigDict(c.to_dict()) for c in configs]
+    members = list(members)
     workdirs = [workdir_path(w) for w in workdirs]
-    _check(configs, workdirs)
+    _check(members, workdirs)
     if progress not in ("bar", "lines", "none"):
         raise UserError(f"progress must be 'bar', 'lines' or 'none', not {progress!r}")
     if pbt is not None:
-        pbt = pbt.check(configs)
+        pbt = pbt.check(members)
     primary = distributed.is_primary()  # the process that prints and writes the files
     log = (lambda *_: None) if quiet or not primary else _log.info
     progress = "none" if quiet or not primary else progress
@@ -212,42 +197,41 @@ def train_population(
     def each(index: int, record: dict) -> bool | None:
         """A line per member per iteration ("lines"), then the callback."""
         if progress == "lines":
-            print(f"[{members[index].workdir.name}] " + progress_line(record), flush=True)
+            print(f"[{opened[index].workdir.name}] " + progress_line(record), flush=True)
         return callback is not None and callback(index, record)
 
     with interrupt.deferred(), contextlib.ExitStack() as held:
-        bound_cloud_writes(build.make_run_settings(configs[0]).storage_timeout_s)
-        for config, workdir in zip(configs, workdirs, strict=True):
-            distributed.check_same_run(config, workdir)
+        bound_cloud_writes(members[0].run.storage_timeout_s)
+        for settings, workdir in zip(members, workdirs, strict=True):
+            distributed.check_same_run(settings.config_json, workdir)
             # Checked first (nothing is made for a refused run), then again under the lock.
-            prepare_workdir(config, workdir, allow_config_change=False, write=False)
-        run = compile_population(configs[0], len(configs), mesh)
-        single = compiled.compile_run(configs[0], mesh)
+            prepare_workdir(settings, workdir, allow_config_change=False, write=False)
+        run = compile_population(members[0], len(members), mesh)
+        single = compiled.compile_run(members[0], mesh)
         # A state too large for memory: refused before anything is written or allocated.
-        seeds = [build.make_run_settings(c).seed for c in configs]
-        keys = Stacked().join([jax.random.PRNGKey(seed) for seed in seeds])
+        keys = Stacked().join([jax.random.PRNGKey(s.run.seed) for s in members])
         memory_check.check_state(run.init, keys)
-        for config, workdir in zip(configs, workdirs, strict=True):
+        for settings, workdir in zip(members, workdirs, strict=True):
             held.enter_context(lock.hold(workdir, primary=primary))
-            prepare_workdir(config, workdir, allow_config_change=False, write=primary)
-        members = [
-            Member.open(c, w, index=i)
-            for i, (c, w) in enumerate(zip(configs, workdirs, strict=True))
+            prepare_workdir(settings, workdir, allow_config_change=False, write=primary)
+        opened = [
+            Member.open(s, w, index=i)
+            for i, (s, w) in enumerate(zip(members, workdirs, strict=True))
         ]
         loop = PopulationLoop(
             run,
             single,
-            members,
+            opened,
             axis=Stacked(),
             log=log,
             primary=primary,
             tensorboard=not quiet,
             pbt=pbt,
         )
-        with checkpoint.closing([m.checkpointer for m in members]):
+        with checkpoint.closing([m.checkpointer for m in opened]):
             # One bar for the population ("bar"); its lines are the members' (`each`).
             loop.train(progress="bar" if progress == "bar" else "none", callback=each)
-        return [m.writer.records[-1] if m.writer.records else None for m in members]
+        return [m.writer.records[-1] if m.writer.records else None for m in opened]
 
 
 class PopulationLoop(HostLoop):
@@ -270,18 +254,18 @@ class PopulationLoop(HostLoop):
     def restored(self, index: int, restored, start: int) -> None:
         member = self.members[index]
         if restored is not None and restored.config is not None:  # hyperparameters PBT changed
-            saved = config_lib.from_dict(restored.config, source=str(member.workdir))
-            member.config = with_hyperparameters(member.config, hyperparameters(saved))
+            values = saved.tunable(restored.config, source=str(member.workdir))
+            member.settings = member.settings.retuned(values)
         if self.pbt is not None and self.primary:
             pbt_lib.truncate_log(member.workdir, start)
 
     def columns(self, index: int) -> dict:
-        values = hyperparameters(self.members[index].config)
+        values = self.members[index].settings.tunable
         return {f"hyper/{key}": value for key, value in values.items()}
 
     def started(self, platform: str) -> None:
         self.log(
-            f"training a population of {len(self.members)} ({self.members[0].settings.game}) on "
+            f"training a population of {len(self.members)} ({self.members[0].run.game}) on "
             f"{platform}; first iteration compiles"
         )
 
@@ -307,7 +291,7 @@ class PopulationLoop(HostLoop):
             distributed.agree(pbt_lib.latest(m.writer.records, objective)) for m in self.members
         ]
         sources = pbt_lib.decide(self.pbt, values, iteration)
-        before = [hyperparameters(m.config) for m in self.members]
+        before = [dict(m.settings.tunable) for m in self.members]
         for k, source in enumerate(sources):
             member, donor = self.members[k], self.members[source]
             decision = {"iteration": iteration, "objective": objective, "value": values[k]}
@@ -315,7 +299,7 @@ class PopulationLoop(HostLoop):
                 decision.update(action="keep", hyperparameters=before[k])
             else:
                 after = pbt_lib.perturb(self.pbt, before[source], iteration, k)
-                member.config = with_hyperparameters(member.config, after)
+                member.settings = member.settings.retuned(after)
                 decision.update(
                     action="exploit",
                     source=donor.workdir.name,

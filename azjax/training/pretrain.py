@@ -117,7 +117,7 @@ class Pretraining:
     returns the state self-play starts from.
 
     Args:
-      settings: the run's `build.RecordSettings`.
+      settings: the run's `RecordSettings`.
       pipeline: the run's pipeline; hyper: its `Hyperparams`.
       workdir: the run directory; seed: the run's seed.
       shardings: the state's shardings (`compiled.CompiledRun.shardings`).
@@ -238,7 +238,7 @@ def progress_line(record: dict, updates: int) -> str:
 
 
 def load_records(settings, game, log) -> RecordData:
-    """The records a run's `build.RecordSettings` name, read with `game`'s rules (the run's
+    """The records a run's `RecordSettings` name, read with `game`'s rules (the run's
     own: `game_kwargs`)."""
     return load(
         game,

@@ -12,11 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import jax
-import ml_collections
 from jax.sharding import Mesh
 
 from azjax import games, interrupt
-from azjax.config import build
+from azjax.config.settings import Settings
 from azjax.core.steps import TrainerState
 from azjax.paths import bound_cloud_writes, workdir_path
 from azjax.runs import checkpoint, distributed, lock
@@ -31,7 +30,7 @@ _log = logging.getLogger(__name__)
 
 
 def train(
-    config: ml_collections.ConfigDict,
+    settings: Settings,
     workdir: str | Path,
     *,
     allow_config_change: bool = False,
@@ -40,7 +39,8 @@ def train(
     progress: str = "bar",
     callback: Callable[[dict], bool | None] | None = None,
 ) -> TrainerState:
-    """Runs (or resumes) the experiment `config` in `workdir` until its iteration budget.
+    """Runs (or resumes) the experiment of `settings` in `workdir` until its iteration budget.
+    (`azjax.train` takes a config and builds them.)
 
     Ctrl-C, SIGTERM or a notebook kernel's stop button finishes the step in flight, saves
     the last completed iteration and raises KeyboardInterrupt; rerunning on the same workdir
@@ -53,7 +53,7 @@ def train(
     of them at the same iteration, saved.
 
     Args:
-      config: the experiment (`config.load_config`, or `base_config()` plus overrides).
+      settings: the experiment's records (`build.make_settings` of its config).
       workdir: the run directory (a local path or a cloud URI, gs://bucket/run); an
         existing run there is resumed.
       allow_config_change: resume a run whose saved config differs in computing keys.
@@ -78,40 +78,46 @@ def train(
     log = (lambda *_: None) if quiet or not primary else _log.info
     workdir = workdir_path(workdir)
     with interrupt.deferred(), contextlib.ExitStack() as held:
-        distributed.check_same_run(config, workdir)
-        settings = build.make_run_settings(config)
-        gated = settings.gating is not None
+        distributed.check_same_run(settings.config_json, workdir)
+        run_settings = settings.run
+        gated = run_settings.gating is not None
         if gated and distributed.process_count() > 1:
             raise UserError("train.gating does not support runs of several processes yet")
         # The run's files on cloud storage within its budget; its checkpoints' arrays, in
         # tensorstore, through the Checkpointer's own.
-        bound_cloud_writes(settings.storage_timeout_s)
+        bound_cloud_writes(run_settings.storage_timeout_s)
         # Checked first (nothing is made for a refused run), then again under the lock.
-        prepare_workdir(config, workdir, allow_config_change=allow_config_change, write=False)
-        records, data = settings.records, None
+        prepare_workdir(settings, workdir, allow_config_change=allow_config_change, write=False)
+        records, data = run_settings.records, None
         if records is not None and not (workdir / "config.json").exists():
             # A new run reads its records first: a refused record leaves no run behind.
-            game = games.make(settings.game, **settings.game_kwargs)
+            game = games.make(run_settings.game, **run_settings.game_kwargs)
             data = pretrain.load_records(records, game, log)
-        run = compile_run(config, mesh)
+        run = compile_run(settings, mesh)
         # A state too large for memory: refused before anything is written or allocated.
-        memory_check.check_state(run.init, jax.random.PRNGKey(settings.seed))
+        memory_check.check_state(run.init, jax.random.PRNGKey(run_settings.seed))
         held.enter_context(lock.hold(workdir, primary=primary))
-        prepare_workdir(config, workdir, allow_config_change=allow_config_change, write=primary)
+        prepare_workdir(settings, workdir, allow_config_change=allow_config_change, write=primary)
         gate = None
         if gated:
             variables_sharding = run.shardings.train_state.variables
             gate = gating.make_gate(
-                config, run.pipeline, workdir, sharding=variables_sharding, log=log
+                settings, run.pipeline, workdir, sharding=variables_sharding, log=log
             )
-        member = Member.open(config, workdir)
+        member = Member.open(settings, workdir)
         start = None
         if records is not None:
             if distributed.process_count() > 1:
                 raise UserError("records.path does not support runs of several processes yet")
-            hyper = build.make_hyperparams(config)
             start = pretrain.Pretraining(
-                records, run.pipeline, hyper, workdir, settings.seed, run.shardings, log, data
+                records,
+                run.pipeline,
+                settings.hyper,
+                workdir,
+                run_settings.seed,
+                run.shardings,
+                log,
+                data,
             )
         loop = HostLoop(
             run,

@@ -3,7 +3,6 @@
 import sys
 
 import azjax
-from azjax.training import population  # azjax.population before the wings
 
 SMALL = {
     "network.channels": "16", "network.num_blocks": "2", "network.value_hidden": "16",
@@ -19,4 +18,4 @@ for learning_rate in ("0.001", "0.003"):
     config = azjax.load_config("tic_tac_toe")
     azjax.apply_overrides(config, {**SMALL, "learner.learning_rate": learning_rate})
     configs.append(config)
-population.train_population(configs, [f"{sys.argv[1]}/m0", f"{sys.argv[1]}/m1"], progress="none")
+azjax.train_population(configs, [f"{sys.argv[1]}/m0", f"{sys.argv[1]}/m1"], progress="none")

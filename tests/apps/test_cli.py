@@ -10,8 +10,7 @@ import sys
 import pytest
 from conftest import REPO, TESTS, assert_user_error, run_cli, subprocess_env, tiny_config
 
-from azjax.apps import cli, cli_train, serve
-from azjax.training import train as train_lib
+from azjax.apps import api, cli, cli_train, serve
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +18,7 @@ def trained(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("cli_run")
     config = tiny_config()
     config.train.num_iterations = 2
-    train_lib.train(config, workdir, quiet=True)
+    api.train(config, workdir, quiet=True)
     return workdir
 
 
@@ -155,7 +154,7 @@ def test_corrupt_checkpoint_on_resume(capsys, tmp_path, trained):
 
     # No checkpoint left to resume from: refuse rather than start the run over.
     with pytest.raises(UserError, match="no readable checkpoint"):
-        train_lib.train(config, workdir, quiet=True)
+        api.train(config, workdir, quiet=True)
     assert (workdir / "checkpoints_damaged" / "2").is_dir()
 
 

@@ -29,12 +29,13 @@ from sgfmill import sgf as sgfmill
 
 from azjax.apps import cli
 from azjax.apps.protocols import gtp, gtp_analysis, gtp_extensions, gtp_io
+from azjax.config.settings import AgentSettings
 from azjax.matches import agent as agent_lib
 
 # One entry per compilation of the search of the `engine` fixture: komi is a field of the
 # state, so one compilation serves every komi (and every test of this module).
 SEARCH_TRACES = []
-MAKE_SEARCHER = gtp.build.make_agent_searcher
+MAKE_SEARCHER = AgentSettings.searcher
 
 
 def make_counted_searcher(*args, **kwargs):
@@ -68,7 +69,7 @@ def engine(go_run, tmp_path_factory):
     agent = agent_lib.load_agent(go_run, num_simulations=4)
     sgf_dir = tmp_path_factory.mktemp("gtp_sgf")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(gtp.build, "make_agent_searcher", make_counted_searcher)
+        patch.setattr(AgentSettings, "searcher", make_counted_searcher)
         patch.setattr(gtp_analysis, "make_snapshot_search", make_counted_snapshot_search)
         # Analyses search with 4, then 8 simulations (two compilations in all).
         return gtp.Engine(agent, sgf_dir=sgf_dir, analysis_simulations=(4, 8))

@@ -13,7 +13,8 @@ from sgfmill import sgf as sgfmill
 
 from azjax import games
 from azjax.apps import cli
-from azjax.apps.protocols import sgf
+from azjax.apps.protocols.sgf import match_records
+from azjax.games.records import sgf, sgf_parse
 from azjax.matches import arena
 
 
@@ -80,7 +81,7 @@ def random_match(go):
 def test_arena_games_replay_to_the_same_final_board(go, random_match):
     # sgfmill's own capture rules must reach our final board.
     result = random_match
-    records = sgf.match_records(go, result, "a", "b")
+    records = match_records(go, result, "a", "b")
     finals = jax.device_get(result.final_states.board)
     for index, text in enumerate(records):
         record, board = replay(text)
@@ -167,11 +168,11 @@ def test_parse_game_reads_back_what_game_record_writes(go):
     setup[[10, 20]], setup[30] = 1, -1
     actions = [40, 81, 0, 80, 81]
     text = sgf.game_record(go, actions, setup=setup, first_player=1, komi=0.5, date="2001-02-03")
-    record = sgf.parse_game(text)
+    record = sgf_parse.parse_game(text)
     assert (record.size, record.komi, record.date, record.first_player) == (9, 0.5, "2001-02-03", 1)
     np.testing.assert_array_equal(record.setup, setup)
     assert record.moves == tuple(zip([1, 0, 1, 0, 1], actions, strict=True))
-    plain = sgf.parse_game(sgf.game_record(go, [3]))
+    plain = sgf_parse.parse_game(sgf.game_record(go, [3]))
     assert plain.setup is None and plain.first_player == 0 and plain.komi == 7.5
 
 
@@ -184,7 +185,7 @@ def test_parse_game_reads_games_written_by_sgfmill(go):
     main.set_move("w", (2, 3))
     main.new_child().set_move("b", None)
     record.get_root().new_child().set_move("b", (1, 1))  # a second variation: not read
-    parsed = sgf.parse_game(record.serialise().decode())
+    parsed = sgf_parse.parse_game(record.serialise().decode())
     assert parsed.komi == 6.5 and parsed.first_player == 1
     assert np.flatnonzero(parsed.setup).tolist() == [8, 40, 72]
     assert parsed.setup[[8, 40, 72]].tolist() == [1, -1, 1]
@@ -198,12 +199,12 @@ def test_parse_game_reads_sgf_corners():
         "(;FF[3]GaMe[1]SiZe[5]KoMi[-2]C[a \\] b \\\\ c\\\nd]AddBlack[aa:bb][ee]AddWhite[cc]"
         ";B[tt]\n(;W[dd];B[])(;W[ad]))(;SZ[9];B[aa])"
     )
-    record = sgf.parse_game(text)
+    record = sgf_parse.parse_game(text)
     assert record.size == 5 and record.komi == -2.0 and record.first_player == 0
     assert np.flatnonzero(record.setup).tolist() == [0, 1, 5, 6, 12, 24]
     assert record.setup[12] == -1
     assert record.moves == ((0, 25), (1, 18), (0, 25))
-    assert sgf._main_line(text)[0]["C"] == ["a ] b \\ cd"]
+    assert sgf_parse._main_line(text)[0]["C"] == ["a ] b \\ cd"]
 
 
 @pytest.mark.parametrize(
@@ -230,33 +231,31 @@ def test_parse_game_reads_sgf_corners():
     ],
 )
 def test_parse_game_errors(text, message):
-    with pytest.raises(sgf.SgfError, match=re.escape(message)):
-        sgf.parse_game(text)
+    with pytest.raises(sgf_parse.SgfError, match=re.escape(message)):
+        sgf_parse.parse_game(text)
 
 
 @pytest.mark.timeout(60)  # a guard only: a quadratic match of KM took minutes
 def test_long_values_are_refused_at_once_and_shown_short():
     for value in ("1" * 100_000 + "x", "1" * 100_000, "." + "5" * 100_000 + "e"):
-        with pytest.raises(sgf.SgfError) as error:
-            sgf.parse_game(f"(;SZ[9]KM[{value}])")
+        with pytest.raises(sgf_parse.SgfError) as error:
+            sgf_parse.parse_game(f"(;SZ[9]KM[{value}])")
         assert str(error.value) == f"KM[{value[:37]}...] is not a komi"
-    with pytest.raises(sgf.SgfError, match=re.escape(f"SZ[{'9' * 37}...]")):
-        sgf.parse_game("(;SZ[" + "9" * 5000 + "])")
-    with pytest.raises(sgf.SgfError, match=re.escape(f"B[{'a' * 37}...] is not a point")):
-        sgf.parse_game(f"(;SZ[9];B[{'a' * 5000}])")
+    with pytest.raises(sgf_parse.SgfError, match=re.escape(f"SZ[{'9' * 37}...]")):
+        sgf_parse.parse_game("(;SZ[" + "9" * 5000 + "])")
+    with pytest.raises(sgf_parse.SgfError, match=re.escape(f"B[{'a' * 37}...] is not a point")):
+        sgf_parse.parse_game(f"(;SZ[9];B[{'a' * 5000}])")
 
 
 def test_match_records_comment_moves_with_searched_values(go, random_match):
     result = random_match
     values = np.linspace(-1, 1, result.actions.size).reshape(result.actions.shape)  # [T, G]
-    records = sgf.match_records(
-        go, result, "a", "b", values=values, simulations=8, date="2020-01-01"
-    )
+    records = match_records(go, result, "a", "b", values=values, simulations=8, date="2020-01-01")
     for index, text in enumerate(records):
         record = sgfmill.Sgf_game.from_string(text)
         assert record.get_root().get("DT") == "2020-01-01"
         comments = [node.get("C") for node in record.get_main_sequence()[1:]]
         length = int(result.lengths[index])
         assert comments == [sgf.search_comment(float(v), 8) for v in values[:length, index]]
-    plain = sgfmill.Sgf_game.from_string(sgf.match_records(go, result, "a", "b")[0])
+    plain = sgfmill.Sgf_game.from_string(match_records(go, result, "a", "b")[0])
     assert not any(node.has_property("C") for node in plain.get_main_sequence())

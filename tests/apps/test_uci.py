@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from conftest import PYTHON, REPO, require_program, subprocess_env, tiny_config, untrained_run
 
+from azjax import config as config_lib
 from azjax.apps.protocols import uci, uci_search
 from azjax.config import build
 from azjax.games import notation
@@ -201,7 +202,7 @@ def test_go_reuses_the_tree_of_the_last_search(engine):
     """With the run's tree reuse (the default), a position the last search's tree holds
     starts from its subtree: the same position searched again, or the position after the
     move played; `ucinewgame` starts afresh."""
-    assert engine.agent.config.search.tree_reuse
+    assert engine.agent.settings.agent.search.tree_reuse
     ask(engine, "ucinewgame")
     ask(engine, "position startpos")
     first = parse_info(ask(engine, "go nodes 4")[0])["pv"][0]
@@ -373,7 +374,7 @@ class Referee:
     """Keeps a game with azjax's rules and checks both engines against it."""
 
     def __init__(self, run, fsf: EngineProcess):
-        config = agent_lib.read_config(run)
+        config = config_lib.load_run_config(run)
         self.game = build.make_game(config)
         self.step = jax.jit(self.game.step)
         self.legal_mask = jax.jit(self.game.legal_action_mask)

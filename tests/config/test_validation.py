@@ -16,12 +16,11 @@ import pytest
 from conftest import PYTHON, subprocess_env, tiny_config
 
 from azjax import config as config_lib
-from azjax.apps import cli
+from azjax.apps import api, cli
 from azjax.config import build, schema
 from azjax.matches.agent import load_agent
-from azjax.runs.directory import load_run_config, prepare_workdir
+from azjax.runs.directory import prepare_workdir
 from azjax.training import compiled, evaluation, memory_check
-from azjax.training import train as train_lib
 from azjax.types import UserError
 
 
@@ -83,7 +82,7 @@ def test_a_replay_too_big_for_memory_is_refused_before_it_is_allocated(capsys, t
     # Nothing written: the same folder takes the run with a replay that fits (a saved
     # config.json of the refused run would refuse it as a changed config).
     assert not run.exists()
-    prepare_workdir(tiny_config(), run, allow_config_change=False)
+    prepare_workdir(build.make_settings(tiny_config()), run, allow_config_change=False)
 
 
 # A state that fits the host's free memory, not what `ulimit -v` leaves the process: XLA's
@@ -154,7 +153,7 @@ def test_the_memory_check_reads_a_containers_limit(tmp_path):
 
 def test_the_memory_check_counts_the_devices_share(monkeypatch):
     """A state that fits in the memory it is given passes; half that memory refuses it."""
-    run = compiled.compile_run(tiny_config(), compiled.make_mesh(1))
+    run = compiled.compile_run(build.make_settings(tiny_config()), compiled.make_mesh(1))
     key = jax.random.PRNGKey(0)
     state = jax.eval_shape(run.init, key)
     size = sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(state))
@@ -188,7 +187,9 @@ def test_selfplay_rule_options_change_selfplay_alone():
     pipeline = build.make_pipeline(config)
     assert pipeline.game.no_capture_limit is None and pipeline.game.repetition_limit is None
     assert pipeline.eval_game.no_capture_limit == 120 and pipeline.eval_game.repetition_limit == 3
-    assert evaluation.evaluation_for(config, pipeline).game is pipeline.eval_game
+    assert (
+        evaluation.evaluation_for(build.make_settings(config), pipeline).game is pipeline.eval_game
+    )
     assert build.make_game(config).repetition_limit == 3  # agents and checkpoints: the rules
     # Saved and read back, and a config saved before the key gets none.
     data = json.loads(config_lib.to_json(config))
@@ -237,7 +238,7 @@ def run_dir(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("validation") / "run"
     config = tiny_config()
     config.train.num_iterations = 2
-    train_lib.train(config, workdir, quiet=True)
+    api.train(config, workdir, quiet=True)
     return workdir
 
 
@@ -287,7 +288,7 @@ def test_damaged_config_json(capsys, run_dir, tmp_path, content, fragment):
         ["train", "--workdir", copy],
     ):
         assert_one_line_error(capsys, argv, str(path), fragment)
-    for load in (load_agent, load_run_config):
+    for load in (load_agent, config_lib.load_run_config):
         with pytest.raises(UserError, match=re.escape(fragment)) as raised:
             load(copy)
         assert "\n" not in str(raised.value)

@@ -23,7 +23,7 @@ import pytest
 from conftest import scripted_search, tiny_config
 
 from azjax import games
-from azjax.apps import ablation
+from azjax.apps import ablation, api
 from azjax.apps.ablation_args import VARIANTS
 from azjax.apps.bench import memory
 from azjax.config import (
@@ -39,7 +39,7 @@ from azjax.config import (
 from azjax.core import learner, replay, selfplay, steps
 from azjax.core.networks import global_pooling_blocks, make_network
 from azjax.matches import agent as agent_lib
-from azjax.training import compiled, train
+from azjax.training import compiled
 from azjax.types import Batch, UserError
 
 # The options of self-play, search and the learner are checked in the slow set (CI runs
@@ -416,7 +416,7 @@ ALL_ON = {
 def test_go_run_with_all_three_options_trains_and_resumes(tmp_path):
     config = go_config(**ALL_ON)
     workdir = tmp_path / "run"
-    train.train(config, workdir, quiet=True)
+    api.train(config, workdir, quiet=True)
     records = [json.loads(line) for line in (workdir / "metrics.jsonl").open()]
     last = records[-1]
     assert last["iteration"] == 2 and last["buffer_size"] == 48  # 8 games of 6 plies
@@ -430,7 +430,7 @@ def test_go_run_with_all_three_options_trains_and_resumes(tmp_path):
     assert output.action.shape == (1,)
     # The checkpoint restores (buffer fields and all) and the run goes on.
     config.train.num_iterations = 3
-    train.train(config, workdir, quiet=True)
+    api.train(config, workdir, quiet=True)
     records = [json.loads(line) for line in (workdir / "metrics.jsonl").open()]
     assert [r["iteration"] for r in records] == [1, 2, 3]
     assert records[-1]["updates"] == 4

@@ -12,12 +12,12 @@ from conftest import assert_same_variables, tiny_config
 from flax import nnx
 
 from azjax import config as config_lib
+from azjax.apps import api
 from azjax.config import base_config
 from azjax.core import learner
 from azjax.core.learner import Optimizer, make_schedule
 from azjax.core.networks import Variables, make_network
 from azjax.matches import agent as agent_lib
-from azjax.training import train as train_lib
 from azjax.types import Batch, UserError
 
 # The options of self-play, search and the learner are checked in the slow set (CI runs
@@ -196,7 +196,7 @@ def test_bfloat16_run_trains_and_loads_as_an_agent(tmp_path):
     config = tiny_config()
     config.network.dtype = "bfloat16"
     config.train.num_iterations = 2
-    state = train_lib.train(config, tmp_path, quiet=True)
+    state = api.train(config, tmp_path, quiet=True)
     assert int(state.train_state.step) > 0
     leaves = jax.tree.leaves((state.train_state.variables, state.train_state.opt_state))
     assert all(leaf.dtype in (jnp.float32, jnp.int32) for leaf in leaves)

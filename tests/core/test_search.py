@@ -8,14 +8,15 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import mctx
 import numpy as np
 import pytest
 from conftest import small_network_search
 
 from azjax import games
-from azjax.core.mcts_baseline import make_mcts_baseline
 from azjax.core.networks import make_network
-from azjax.core.search import SearchParams, make_search, network_evaluator
+from azjax.core.search import SearchParams, make_search, mask_logits, network_evaluator
+from azjax.matches.mcts_baseline import make_mcts_baseline
 
 
 def play(game, moves):
@@ -144,6 +145,46 @@ def test_illegal_actions_never_get_weight(algorithm):
         np.testing.assert_allclose(output.action_weights.sum(-1), 1.0, rtol=1e-5)
     output = baseline("connect_four", 200)(None, states, jax.random.PRNGKey(0))
     assert float(jnp.sum(jnp.where(states.legal_action_mask, 0.0, output.action_weights))) == 0
+
+
+def _illegal_visits(tree) -> int:
+    """Visits of children whose move is illegal at their parent (a node with legal moves)."""
+    legal = np.asarray(tree.embeddings.legal_action_mask)  # [B, N, A]
+    has_legal = legal.any(-1, keepdims=True)
+    visits = np.asarray(tree.children_visits)
+    return int(np.sum(np.where(has_legal & ~legal, visits, 0)))
+
+
+def test_puct_never_searches_an_illegal_move_below_the_root():
+    """mctx's rule masks illegal moves at the root only: below it their prior is 0, and an
+    unvisited one valued at its parent's value (+0.9 here) outscores legal children whose
+    searched value is lower. `puct_selection` masks them at every node; mctx's own
+    `muzero_policy`, run on the same roots, does search them (so this test can fail)."""
+    game = TTT
+
+    def evaluate(params, states, key):
+        del params, key
+        return jnp.zeros(states.legal_action_mask.shape), jnp.full(states.terminated.shape, 0.9)
+
+    states = batch(play(TTT, []), play(TTT, [4, 0]), play(TTT, [0, 1, 2]))
+    search = make_search(game, evaluate, num_simulations=200, return_tree=True)
+    tree = jax.jit(search)(None, states, jax.random.PRNGKey(0)).tree
+    assert _illegal_visits(tree) == 0
+    root = mctx.RootFnOutput(
+        prior_logits=mask_logits(jnp.zeros((3, 9)), states.legal_action_mask),
+        value=jnp.full((3,), 0.9),
+        embedding=states,
+    )
+    theirs = mctx.muzero_policy(
+        None,
+        jax.random.PRNGKey(0),
+        root,
+        search.recurrent_fn,
+        200,
+        invalid_actions=~states.legal_action_mask,
+        qtransform=search.qtransform,
+    )
+    assert _illegal_visits(theirs.search_tree) > 0
 
 
 @pytest.mark.parametrize("algorithm", ["puct", "gumbel"])

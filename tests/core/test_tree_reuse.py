@@ -1,6 +1,7 @@
 """PUCT's one path (`search.Search.puct`, with and without tree reuse): from an empty tree it
-searches exactly like mctx's `muzero_policy`, and the subtree under a move carries its
-statistics over exactly."""
+searches exactly like mctx's `muzero_policy` (on positions where mctx's rule selects no
+illegal move below the root: tests/core/test_search.py), and the subtree under a move carries
+its statistics over exactly."""
 
 import functools
 

@@ -81,8 +81,8 @@ def test_the_search_blocks_a_win_the_prior_rules_out(algorithm):
 
 def test_an_agent_loads_with_another_search():
     agent = azjax.load_agent("zoo:tic_tac_toe", search={"search.win_check": "true"})
-    assert agent.config.search.win_check is True
-    assert azjax.load_agent("zoo:tic_tac_toe").config.search.win_check is False
+    assert agent.settings.agent.search.win_check is True
+    assert azjax.load_agent("zoo:tic_tac_toe").settings.agent.search.win_check is False
     with pytest.raises(UserError, match="search.\\* keys, not 'eval.num_games'"):
         azjax.load_agent("zoo:tic_tac_toe", search={"eval.num_games": "4"})
     with pytest.raises(UserError, match="search.win_check"):

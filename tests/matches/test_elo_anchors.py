@@ -9,10 +9,11 @@ import pytest
 from conftest import tiny_config
 from test_ratings import synthetic_games
 
+from azjax.apps import api
 from azjax.config import build, validate
 from azjax.matches.ratings import anchors, fit
 from azjax.runs.directory import load_metrics
-from azjax.training import evaluation, train
+from azjax.training import evaluation
 from azjax.types import UserError
 
 ANCHORS = {"mcts:100": 0.0, "mcts:400": 180.0, "mcts:1600": 380.0}
@@ -77,7 +78,7 @@ def test_a_run_calibrates_its_anchors_once_and_logs_its_elo(tmp_path):
     config.eval.opponents = ("random", "mcts:8", "previous")
     config.train.num_iterations = 2
     run = tmp_path / "run"
-    train.train(config, run, quiet=True)
+    api.train(config, run, quiet=True)
     calibration = run / evaluation.CALIBRATION_DIR
     log = (calibration / "games.jsonl").read_text().splitlines()
     # One pair of anchors (random, mcts:8) at eval.num_games games.
@@ -87,7 +88,7 @@ def test_a_run_calibrates_its_anchors_once_and_logs_its_elo(tmp_path):
         "mcts:8",
     }
     config.train.num_iterations = 4
-    train.train(config, run, quiet=True)  # resumed: the calibration is not played again
+    api.train(config, run, quiet=True)  # resumed: the calibration is not played again
     assert len((calibration / "games.jsonl").read_text().splitlines()) == len(log)
     metrics = load_metrics(run)
     evaluated = metrics[metrics["eval/elo"].notna()]
@@ -131,7 +132,7 @@ def test_anchor_ratings_from_a_tournament_file(tmp_path):
     config.eval.every = 1
     config.train.num_iterations = 1
     config.eval.elo_ratings = str(ratings)
-    train.train(config, tmp_path / "run", quiet=True)
+    api.train(config, tmp_path / "run", quiet=True)
     assert not (tmp_path / "run" / evaluation.CALIBRATION_DIR).exists()
     record = load_metrics(tmp_path / "run").iloc[-1]
     assert record["eval/elo_low"] < record["eval/elo"] < record["eval/elo_high"]

@@ -12,11 +12,11 @@ from conftest import PYTHON, subprocess_env, tiny_config, untrained_run
 
 from azjax import extras, games
 from azjax.config import parse_opponent_spec
-from azjax.core.mcts_baseline import make_mcts_baseline
 from azjax.matches import arena, mistakes, tournament
 from azjax.matches.agent import load_agent, make_opponent
 from azjax.matches.engines import SolverPlayer, open_player, parse_engine_spec
 from azjax.matches.engines.solver import Solver
+from azjax.matches.mcts_baseline import make_mcts_baseline
 from azjax.matches.tournament import GameLog, PlayerInfo
 from azjax.types import UserError
 

@@ -112,7 +112,7 @@ def test_a_series_against_gnugo_goes_on_the_card(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize("name", zoo.names())
 def test_every_shipped_agent_beats_random(name):
     agent = load_agent(
-        f"zoo:{name}", num_simulations=min(16, zoo.read_config(name).eval.num_simulations)
+        f"zoo:{name}", num_simulations=min(16, zoo.read_settings(name).agent.simulations)
     )
     opponent, params = make_opponent(agent.game, "random")
     # Xiangqi's games of up to 400 plies: 36 s optimised against 60 s for 20 games.

@@ -4,10 +4,10 @@ records, cumulated across a resume."""
 import pytest
 from conftest import tiny_config
 
+from azjax.apps.api import train
 from azjax.config import build
 from azjax.runs import directory
 from azjax.training import compute
-from azjax.training.train import train
 
 
 def hand_count(game, *, channels, num_blocks, value_hidden, policy_channels=2) -> float:

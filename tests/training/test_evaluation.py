@@ -4,10 +4,9 @@ engines (the same specs as tournament players)."""
 import pytest
 from conftest import require_program, tiny_config
 
-from azjax.apps import cli
+from azjax.apps import api, cli
 from azjax.config import validate
 from azjax.runs.directory import load_metrics
-from azjax.training import train
 from azjax.types import UserError
 
 
@@ -15,7 +14,7 @@ def test_previous_network_and_random_as_evaluation_opponents(tmp_path):
     config = tiny_config("tic_tac_toe")
     config.eval.every = 2
     config.eval.opponents = ("random", "previous")
-    train.train(config, tmp_path / "run", quiet=True)
+    api.train(config, tmp_path / "run", quiet=True)
     metrics = load_metrics(tmp_path / "run")
     evaluated = metrics[metrics["eval/previous/games"].notna()]
     assert list(evaluated["iteration"]) == [2, 4]
@@ -33,7 +32,7 @@ def test_gnugo_as_a_training_evaluation_opponent(tmp_path):
     config.replay.capacity = 2048  # Go games are long: one iteration's positions must fit
     spec = f'gtp:"{gnugo} --mode gtp --level 0"'
     config.eval.opponents = (spec,)
-    train.train(config, tmp_path / "run", quiet=True)
+    api.train(config, tmp_path / "run", quiet=True)
     record = load_metrics(tmp_path / "run").iloc[-1]
     assert record[f"eval/{spec}/games"] == 2
     # An untrained 4-simulation network against GNU Go: it should lose, and it did in every
@@ -61,11 +60,11 @@ def test_an_engine_that_cannot_play_the_game_is_refused(tmp_path):
     config.eval.every = 2
     config.eval.opponents = ('gtp:"gnugo --mode gtp"',)
     with pytest.raises(UserError, match="cannot play"):
-        train.train(config, tmp_path / "run", quiet=True)
+        api.train(config, tmp_path / "run", quiet=True)
 
 
 def test_evaluate_command_refuses_training_only_opponents(tmp_path, capsys):
     config = tiny_config()
-    train.train(config, tmp_path / "run", quiet=True)
+    api.train(config, tmp_path / "run", quiet=True)
     status = cli.main(["evaluate", "--workdir", str(tmp_path / "run"), "--opponent", "previous"])
     assert status == 2 and "only in training evaluations" in capsys.readouterr().err

@@ -11,6 +11,7 @@ import pytest
 from conftest import assert_same_variables, tiny_config
 
 from azjax import config as config_lib
+from azjax.apps import api
 from azjax.config import build
 from azjax.matches import agent as agent_lib
 from azjax.matches import arena
@@ -18,7 +19,6 @@ from azjax.runs import directory as runs
 from azjax.runs.metrics import read_metrics
 from azjax.training import compiled, gating
 from azjax.training import evaluation as evaluation_lib
-from azjax.training import train as train_lib
 from azjax.types import UserError
 
 
@@ -70,17 +70,17 @@ def test_a_config_saved_before_gating_loads_and_resumes(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(saved))
     loaded = config_lib.read_config_file(tmp_path / "config.json")
     assert loaded.train.gating is False and loaded.train.gating_games == 40
-    runs.prepare_workdir(config, tmp_path, allow_config_change=False)
+    runs.prepare_workdir(build.make_settings(config), tmp_path, allow_config_change=False)
     config.train.gating = True  # it changes what the run computes: not resumable
     with pytest.raises(UserError, match="train.gating: False -> True"):
-        runs.prepare_workdir(config, tmp_path, allow_config_change=False)
+        runs.prepare_workdir(build.make_settings(config), tmp_path, allow_config_change=False)
     # Nor is it part of the compiled step functions.
     assert config_lib.pipeline_key(config) == config_lib.pipeline_key(tiny_config())
 
 
 def test_iterate_self_plays_with_the_given_network_and_trains_the_learners():
     config = tiny_config()
-    run = compiled.compile_run(config)
+    run = compiled.compile_run(build.make_settings(config))
     hyper = build.make_hyperparams(config)
     state = run.init(jax.random.PRNGKey(0))
     for _ in range(2):  # until the replay holds enough positions for the learner to update
@@ -129,7 +129,7 @@ def gated_config(num_iterations: int):
 @pytest.fixture(scope="module")
 def straight_gated_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("gated")
-    state = train_lib.train(gated_config(4), workdir, quiet=True)
+    state = api.train(gated_config(4), workdir, quiet=True)
     return workdir, state
 
 
@@ -161,9 +161,9 @@ def test_gated_run_that_died_after_the_best_changed_resumes_exactly(straight_gat
     best = [r["gating/best_iteration"] for r in read_metrics(straight_dir)]
     assert best[1] != best[3]  # the case this test is about
     workdir = tmp_path / "run"
-    train_lib.train(gated_config(4), workdir, quiet=True)
+    api.train(gated_config(4), workdir, quiet=True)
     shutil.rmtree(workdir / "checkpoints" / "4")
-    resumed = train_lib.train(gated_config(4), workdir, quiet=True)
+    resumed = api.train(gated_config(4), workdir, quiet=True)
     assert_same_variables(straight.train_state.variables, resumed.train_state.variables)
     keys = ("iteration", "gating/score", "gating/accepted", "gating/best_iteration")
     assert [{k: r[k] for k in keys} for r in read_metrics(workdir)] == [
@@ -176,7 +176,7 @@ def test_gated_run_that_died_after_the_best_changed_resumes_exactly(straight_gat
             straight_dir / "gating" / name
         ).read_bytes()
     # Neither the best network read back from its file nor the gating match compiled again.
-    run = compiled.compile_run(gated_config(4))
+    run = compiled.compile_run(build.make_settings(gated_config(4)))
     assert run.play._cache_size() == 1
     assert all(match._cache_size() == 1 for match in gating._MATCHES.values())
 
@@ -188,7 +188,7 @@ def test_a_missing_best_network_is_a_user_error(straight_gated_run, tmp_path):
         path.unlink()
     config = gated_config(5)
     with pytest.raises(UserError, match="cannot be restored"):
-        train_lib.train(config, workdir, quiet=True)
+        api.train(config, workdir, quiet=True)
 
 
 class _ScriptedMatch:
@@ -249,9 +249,9 @@ def test_ladder_in_a_training_run_logs_its_level_and_resumes_it(tmp_path):
     config.eval.opponents = ("ladder:1",)
     config.eval.num_games = 2
     config.train.num_iterations = 2
-    train_lib.train(config, tmp_path, quiet=True)
+    api.train(config, tmp_path, quiet=True)
     config.train.num_iterations = 3  # resumable
-    train_lib.train(config, tmp_path, quiet=True)
+    api.train(config, tmp_path, quiet=True)
     records = read_metrics(tmp_path)
     assert records[0]["eval/ladder:1/simulations"] == 1
     for done in (1, 2):

@@ -25,6 +25,7 @@ from conftest import PYTHON, REPO, free_port, slurm_environment, subprocess_env,
 
 from azjax import paths
 from azjax.apps import cli
+from azjax.config import to_json
 from azjax.runs import distributed
 from azjax.runs.metrics import read_metrics
 from azjax.types import StorageLost, UserError
@@ -250,7 +251,7 @@ def test_single_process_needs_no_distributed_setup(tiny, tmp_path):
     assert distributed.process_count() == 1 and distributed.is_primary()
     assert distributed.any_process(True, False) == (True, False)
     assert distributed.agree(1.5) == 1.5
-    distributed.check_same_run(tiny, tmp_path)  # nothing to compare with
+    distributed.check_same_run(to_json(tiny), tmp_path)  # nothing to compare with
     tree = {"a": jax.numpy.arange(3), "b": np.float32(2)}
     host = distributed.to_host(tree)
     np.testing.assert_array_equal(host["a"], [0, 1, 2])
@@ -297,6 +298,7 @@ import sys
 sys.path.insert(0, {tests!r})
 import jax
 from conftest import tiny_config
+from azjax.config import to_json
 from azjax.runs import distributed
 from azjax.types import UserError
 
@@ -305,9 +307,9 @@ index = jax.process_index()
 assert (jax.process_count(), jax.device_count(), len(jax.local_devices())) == (2, 4, 2)
 assert distributed.any_process(index == 1, False) == (True, False)
 assert distributed.agree(10.0 + index) == 10.0  # process 0's value everywhere
-distributed.check_same_run(tiny_config(), "runs/same")
+distributed.check_same_run(to_json(tiny_config()), "runs/same")
 try:
-    distributed.check_same_run(tiny_config(), f"runs/process{{index}}")
+    distributed.check_same_run(to_json(tiny_config()), f"runs/process{{index}}")
 except UserError as error:
     print("refused:", error)
 """
@@ -534,8 +536,8 @@ from pathlib import Path
 sys.path.insert(0, {tests!r})
 from conftest import tiny_config
 
+from azjax.apps import api
 from azjax.runs import distributed
-from azjax.training import population
 from azjax.training.pbt import PBT
 
 root, port = Path(sys.argv[1]), sys.argv[4]
@@ -552,7 +554,7 @@ for index in range(int(sys.argv[5])):
     config.eval.num_games = 4
     configs.append(config)
 pbt = PBT(every=2, objective="eval/random/score", fraction=0.5)
-population.train_population(
+api.train_population(
     configs, [root / f"m{{i}}" for i in range(len(configs))], progress="lines", pbt=pbt
 )
 """

@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 from conftest import tiny_config
 
+from azjax.apps import api
+from azjax.config import build
 from azjax.matches.agent import load_agent
 from azjax.runs import directory as runs
 from azjax.runs.checkpoint import Checkpointer
 from azjax.runs.state_layout import split_state
-from azjax.training import compiled, pbt, population, train
+from azjax.training import compiled, pbt
 from azjax.training.members import Member
 from azjax.types import UserError
 
@@ -43,11 +45,11 @@ def population_and_separate_runs(tmp_path_factory):
         seen.append((index, record["iteration"]))
         return index == 0 and record["iteration"] == 2
 
-    population.train_population(configs, members, quiet=True, callback=stop_member0_at_2)
+    api.train_population(configs, members, quiet=True, callback=stop_member0_at_2)
     after_first_call = [runs.load_metrics(m) for m in members]
-    population.train_population(configs, members, quiet=True)
+    api.train_population(configs, members, quiet=True)
     for index, config in enumerate(configs):
-        train.train(config, root / f"alone{index}", quiet=True)
+        api.train(config, root / f"alone{index}", quiet=True)
     return root, seen, after_first_call
 
 
@@ -89,11 +91,11 @@ def test_members_must_share_their_shapes(tmp_path):
     other = member_config(1)
     other.network.channels = 16
     with pytest.raises(UserError, match="shape-changing"):
-        population.train_population(
+        api.train_population(
             [member_config(0), other], [tmp_path / "a", tmp_path / "b"], quiet=True
         )
     with pytest.raises(UserError, match="distinct workdirs"):
-        population.train_population(
+        api.train_population(
             [member_config(0), member_config(1)], [tmp_path / "a", tmp_path / "a"], quiet=True
         )
 
@@ -103,8 +105,9 @@ def test_members_name_their_checkpoint_barriers_apart(tmp_path):
     the same in every process: two members saving in turn across processes, one finishing
     in the background while the next starts, met at one barrier name and failed ("Barrier
     ... is already ongoing"). A run alone keeps orbax's names."""
-    opened = [Member.open(member_config(i), tmp_path / f"m{i}", index=i) for i in range(2)]
-    alone = Member.open(member_config(0), tmp_path / "alone")
+    settings = [build.make_settings(member_config(i)) for i in range(2)]
+    opened = [Member.open(settings[i], tmp_path / f"m{i}", index=i) for i in range(2)]
+    alone = Member.open(settings[0], tmp_path / "alone")
     prefixes = [
         m.checkpointer._manager._multiprocessing_options.barrier_sync_key_prefix
         for m in [*opened, alone]
@@ -145,7 +148,7 @@ def dataclass_replace(settings, **changes):
 
 
 def test_pbt_settings_are_checked():
-    configs = [member_config(0), member_config(1)]
+    configs = [build.make_settings(member_config(0)), build.make_settings(member_config(1))]
     assert pbt.PBT(every=2).check(configs).objective == "eval/random/score"
     assert pbt.PBT(every=2).check(configs).keys == (
         "learner.learning_rate",
@@ -164,7 +167,7 @@ def test_pbt_copies_the_network_and_optimizer_but_not_the_replay(tmp_path):
     configs = [member_config(k, iterations=2, eval_every=0) for k in range(4)]
     members = [tmp_path / f"m{k}" for k in range(4)]
     settings = pbt.PBT(every=2, objective="loss", direction="minimize", seed=3)
-    population.train_population(configs, members, quiet=True, pbt=settings)
+    api.train_population(configs, members, quiet=True, pbt=settings)
     decisions = [pbt.read_decisions(m) for m in members]
     assert all(len(d) == 1 and d[0]["iteration"] == 2 for d in decisions)
     exploited = [k for k, d in enumerate(decisions) if d[0]["action"] == "exploit"]
@@ -175,7 +178,8 @@ def test_pbt_copies_the_network_and_optimizer_but_not_the_replay(tmp_path):
     assert losses[target] == max(losses) and losses[source] == min(losses)
 
     def saved(index):
-        like = split_state(compiled.compile_run(configs[0]).init(jax.random.PRNGKey(0)))
+        run = compiled.compile_run(build.make_settings(configs[0]))
+        like = split_state(run.init(jax.random.PRNGKey(0)))
         return Checkpointer(members[index]).restore(2, *like)
 
     copy, original = saved(target), saved(source)

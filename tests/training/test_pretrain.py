@@ -13,9 +13,9 @@ import pytest
 from conftest import tiny_config
 
 from azjax import games, interrupt
+from azjax.apps.api import train
 from azjax.runs.metrics import read_metrics
 from azjax.training import record_data
-from azjax.training.train import train
 from azjax.types import UserError
 
 

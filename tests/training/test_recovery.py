@@ -35,13 +35,12 @@ from conftest import (
 
 from azjax import config as config_lib
 from azjax import faults
-from azjax.apps import cli
+from azjax.apps import api, cli
 from azjax.config import build
 from azjax.matches import agent as agent_lib
 from azjax.runs import checkpoint
 from azjax.runs import directory as runs
 from azjax.runs.metrics import read_metrics
-from azjax.training import train as train_lib
 from azjax.types import RunError
 
 
@@ -56,7 +55,7 @@ def recovery_config(num_iterations: int = 4):
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("finished") / "run"
-    train_lib.train(recovery_config(), workdir, quiet=True)
+    api.train(recovery_config(), workdir, quiet=True)
     return workdir
 
 
@@ -115,17 +114,17 @@ def test_a_save_cut_short_is_removed_on_resume(finished_run, run_copy, tmp_path)
         shutil.copytree(finished_run / "checkpoints" / "4", run_copy / "checkpoints" / name)
     clean = tmp_path / "clean"
     shutil.copytree(finished_run, clean)
-    state = train_lib.train(recovery_config(5), run_copy, quiet=True)
+    state = api.train(recovery_config(5), run_copy, quiet=True)
     assert not [p.name for p in (run_copy / "checkpoints").iterdir() if "orbax" in p.name]
     assert checkpoint_steps(run_copy) == [3, 4, 5] and iterations(run_copy) == [1, 2, 3, 4, 5]
-    expected = train_lib.train(recovery_config(5), clean, quiet=True)
+    expected = api.train(recovery_config(5), clean, quiet=True)
     assert_same_variables(state.train_state.variables, expected.train_state.variables)
 
 
 @pytest.mark.parametrize("how", ["truncate", "overwrite"])
 def test_damaged_newest_checkpoint_resume_falls_back(run_copy, how, capfd):
     assert damage_files(run_copy / "checkpoints" / "4", how) > 0
-    state = train_lib.train(recovery_config(5), run_copy, quiet=True)
+    state = api.train(recovery_config(5), run_copy, quiet=True)
     err = capfd.readouterr().err
     assert "skipped checkpoint 4" in err and "checkpoints_damaged" in err
     assert (run_copy / "checkpoints_damaged" / "4").is_dir()
@@ -155,7 +154,7 @@ def test_damaged_checkpoint_load_agent_and_evaluate_fall_back(run_copy, capsys):
 def test_torn_metrics_file_resumes_with_each_iteration_once(run_copy, tail, capfd):
     with (run_copy / "metrics.jsonl").open("ab") as stream:
         stream.write(tail)
-    train_lib.train(recovery_config(6), run_copy, quiet=True)
+    api.train(recovery_config(6), run_copy, quiet=True)
     assert iterations(run_copy) == [1, 2, 3, 4, 5, 6]
     assert "partial line" in capfd.readouterr().err
 
@@ -165,7 +164,7 @@ def test_lost_last_metrics_line_is_restored_from_the_checkpoint(run_copy):
     path = run_copy / "metrics.jsonl"
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:10])
-    train_lib.train(recovery_config(5), run_copy, quiet=True)
+    api.train(recovery_config(5), run_copy, quiet=True)
     records = read_metrics(run_copy)
     assert [r["iteration"] for r in records] == [1, 2, 3, 4, 5]
     assert json.dumps(records[3]) == lines[3]
@@ -176,7 +175,7 @@ def test_records_after_the_checkpoint_resumed_from_are_dropped(run_copy):
     record = dict(read_metrics(run_copy)[-1], iteration=5)
     with (run_copy / "metrics.jsonl").open("a") as stream:
         stream.write(json.dumps(record) + "\n")
-    train_lib.train(recovery_config(5), run_copy, quiet=True)
+    api.train(recovery_config(5), run_copy, quiet=True)
     assert iterations(run_copy) == [1, 2, 3, 4, 5]
 
 
@@ -186,10 +185,10 @@ def test_checkpoints_keep_their_own_config(run_copy):
     config = recovery_config(5)
     config.eval.num_simulations = 7  # an evaluation key: no change of the computation
     config.learner.learning_rate = 0.5  # changes the computation (but not compiled code)
-    train_lib.train(config, run_copy, quiet=True, allow_config_change=True)
-    assert agent_lib.load_agent(run_copy, step=4).config.learner.learning_rate == 1e-3
+    api.train(config, run_copy, quiet=True, allow_config_change=True)
+    assert agent_lib.load_agent(run_copy, step=4).settings.tunable["learner.learning_rate"] == 1e-3
     newest = agent_lib.load_agent(run_copy)
-    assert newest.iteration == 5 and newest.config.learner.learning_rate == 0.5
+    assert newest.iteration == 5 and newest.settings.tunable["learner.learning_rate"] == 0.5
     assert newest.num_simulations == 7
     assert json.loads((run_copy / "config.json").read_text())["learner"]["learning_rate"] == 0.5
 
@@ -220,10 +219,10 @@ def test_tensorboard_shows_each_iteration_once_after_a_resume(tmp_path):
     config = recovery_config(3)
     config.train.checkpoint_every = 2
     workdir = tmp_path / "run"
-    train_lib.train(config, workdir)  # iterations 1-3, checkpoints 2 and 3
+    api.train(config, workdir)  # iterations 1-3, checkpoints 2 and 3
     shutil.rmtree(workdir / "checkpoints" / "3")  # as if killed before saving iteration 3
     config.train.num_iterations = 4
-    train_lib.train(config, workdir)
+    api.train(config, workdir)
     steps = read_scalar_events(workdir / "tensorboard")
     assert steps["loss"] == [1, 2, 3, 4]
     assert iterations(workdir) == [1, 2, 3, 4]
@@ -279,7 +278,7 @@ def test_full_disk_in_azjax_train_prints_one_line(tmp_path):
     try:
         workdir = disk / "run"
         experiment = write_experiment(tmp_path, num_iterations=4)
-        train_lib.train(experiment_config(2, 2), workdir, quiet=True)
+        api.train(experiment_config(2, 2), workdir, quiet=True)
         free = shutil.disk_usage(disk).free
         with (disk / "filler").open("wb") as stream:  # leave a few kilobytes
             stream.write(b"\x00" * max(free - 16 * 1024, 0))
@@ -356,7 +355,7 @@ def test_signal_inside_a_save_finishes_it_and_exits_130(tmp_path):
     assert checkpoint_steps(workdir) == [1, 2]
     assert iterations(workdir) == [1, 2]
     # The run resumes and finishes (in this process, sharing compiled functions).
-    train_lib.train(experiment_config(6, 1), workdir, quiet=True)
+    api.train(experiment_config(6, 1), workdir, quiet=True)
     assert iterations(workdir) == [1, 2, 3, 4, 5, 6]
 
 
@@ -368,10 +367,10 @@ def test_second_signal_stops_at_once_and_the_run_resumes(tmp_path):
     assert result.returncode == 130, result.stdout + result.stderr
     assert "stopped at once" in result.stderr and "Traceback" not in result.stderr
     assert checkpoint_steps(workdir) == [1, 2]  # the save in flight never finished
-    train_lib.train(experiment_config(4, 1), workdir, quiet=True)
+    api.train(experiment_config(4, 1), workdir, quiet=True)
     assert checkpoint_steps(workdir)[-1] == 4
     assert iterations(workdir) == [1, 2, 3, 4]
-    straight = train_lib.train(experiment_config(4, 1), tmp_path / "straight", quiet=True)
+    straight = api.train(experiment_config(4, 1), tmp_path / "straight", quiet=True)
     resumed = agent_lib.load_agent(workdir)
     assert_same_variables(straight.train_state.variables, resumed.variables)
 
@@ -397,7 +396,8 @@ def test_checkpoints_of_another_network_shape_load_with_their_own_config(tmp_pat
     untrained_run(tmp_path, narrow)  # checkpoint 0: 8 channels
     wide = tiny_config()
     wide.network.channels = 12
-    runs.prepare_workdir(wide, tmp_path, allow_config_change=True)
+    settings = build.make_settings(wide, pipeline=False)
+    runs.prepare_workdir(settings, tmp_path, allow_config_change=True)
     network = build.make_network_for(wide, build.make_game(wide))
     checkpointer = checkpoint.Checkpointer(tmp_path)
     checkpointer.save(
@@ -410,7 +410,8 @@ def test_checkpoints_of_another_network_shape_load_with_their_own_config(tmp_pat
     checkpointer.close()
     old = agent_lib.load_agent(tmp_path, step=0)
     new = agent_lib.load_agent(tmp_path)
-    assert old.config.network.channels == 8 and new.config.network.channels == 12
+    channels = [json.loads(a.settings.config_json)["network"]["channels"] for a in (old, new)]
+    assert channels == [8, 12]
     assert old.variables.params["stem"]["conv"]["kernel"].shape[-1] == 8
     assert new.variables.params["stem"]["conv"]["kernel"].shape[-1] == 12
 
@@ -507,13 +508,13 @@ def test_a_training_run_whose_checkpoints_folder_is_deleted_goes_on(tmp_path, ca
         if record["iteration"] == 2:  # checkpoint 1 is on disk, or still being written
             delete_folder(workdir / "checkpoints")
 
-    train_lib.train(recovery_config(4), workdir, quiet=True, callback=delete_checkpoints)
+    api.train(recovery_config(4), workdir, quiet=True, callback=delete_checkpoints)
     err = capfd.readouterr().err
     (warning,) = [line for line in err.splitlines() if line.strip()]
     assert "checkpoints vanished" in warning and warning.endswith("made it again"), err
     assert checkpoint_steps(workdir) == [2, 3, 4]
     assert iterations(workdir) == [1, 2, 3, 4]
-    state = train_lib.train(recovery_config(5), workdir, quiet=True)  # resumes from 4
+    state = api.train(recovery_config(5), workdir, quiet=True)  # resumes from 4
     assert int(state.iteration) == 5 and iterations(workdir) == [1, 2, 3, 4, 5]
 
 

@@ -8,11 +8,11 @@ import pytest
 from conftest import tiny_config
 from scipy.stats import binomtest
 
+from azjax import config as config_lib
 from azjax import stats
-from azjax.apps import cli
+from azjax.apps import api, cli
 from azjax.runs import directory as runs
 from azjax.runs import plots
-from azjax.training import train as train_lib
 from azjax.types import UserError
 
 
@@ -31,7 +31,7 @@ def stopped_run(tmp_path_factory):
         seen.append(record)
         return record["iteration"] == 3
 
-    state = train_lib.train(config, workdir, callback=callback, progress="bar")
+    state = api.train(config, workdir, callback=callback, progress="bar")
     assert int(state.iteration) == 3
     return workdir, seen
 
@@ -94,7 +94,7 @@ def test_missing_run_pieces_are_user_errors(tmp_path):
     with pytest.raises(UserError, match="no metrics"):
         runs.load_metrics(tmp_path)
     with pytest.raises(UserError, match="no config.json"):
-        runs.load_run_config(tmp_path)
+        config_lib.load_run_config(tmp_path)
     assert runs.list_checkpoints(tmp_path) == []
     with pytest.raises(UserError, match="not a run directory"):
         runs.list_checkpoints(tmp_path / "missing")
@@ -102,13 +102,13 @@ def test_missing_run_pieces_are_user_errors(tmp_path):
 
 def test_run_config_round_trips(stopped_run):
     workdir, _ = stopped_run
-    config = runs.load_run_config(workdir)
+    config = config_lib.load_run_config(workdir)
     assert config.eval.opponents == ("minimax", "random") and config.train.num_iterations == 6
 
 
 def test_bad_progress_mode_is_a_user_error(tmp_path):
     with pytest.raises(UserError, match="progress"):
-        train_lib.train(tiny_config(), tmp_path, progress="fancy")
+        api.train(tiny_config(), tmp_path, progress="fancy")
 
 
 def test_plots_accept_runs_files_and_frames(stopped_run, tmp_path):

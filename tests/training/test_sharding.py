@@ -35,7 +35,7 @@ SCRIPT = textwrap.dedent(f"""
         return table[np.lexsort(table.T[::-1])]
 
     def play(config, devices, iterations, state=None):
-        run = compiled.compile_run(config, compiled.make_mesh(devices))
+        run = compiled.compile_run(build.make_settings(config), compiled.make_mesh(devices))
         hyper = build.make_hyperparams(config)
         state = run.init(jax.random.PRNGKey(0)) if state is None else state
         for _ in range(iterations):

@@ -19,10 +19,11 @@ import urllib.request
 import pytest
 from conftest import free_port, subprocess_env, tiny_config
 
+from azjax.apps import api
+from azjax.config import to_json
 from azjax.runs import trackers
 from azjax.runs.metrics import read_metrics
 from azjax.runs.trackers import TensorBoard, mlflow_key
-from azjax.training import train as train_lib
 
 FLOAT = 1e-5
 
@@ -91,7 +92,7 @@ def _wandb_records(data: bytes):
 
 def test_tensorboard_holds_the_records_the_config_as_text_and_hparams(tmp_path):
     workdir = tmp_path / "run"
-    train_lib.train(_config(("tensorboard",)), workdir, quiet=False, progress="none")
+    api.train(_config(("tensorboard",)), workdir, quiet=False, progress="none")
     logged, tags, plugins = {}, set(), set()
     for event in _events(workdir / "tensorboard"):
         for value in event.summary.value:
@@ -120,7 +121,7 @@ def test_hparams_go_into_the_runs_own_events_through_public_api(tmp_path, monkey
 
     monkeypatch.setattr(SummaryWriter, "_get_file_writer", only_inside_tensorboardx)
     config = _config(("tensorboard",))
-    tracker = TensorBoard(tmp_path, 0, config)
+    tracker = TensorBoard(tmp_path, 0, to_json(config))
     tracker.log({"iteration": 1, "eval/elo": 12.5})
     tracker.close()
     hparams, scalars = {}, {}
@@ -147,8 +148,8 @@ def test_wandb_offline_holds_the_records_and_a_resume_logs_on(tmp_path, monkeypa
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
     workdir = tmp_path / "run"
-    train_lib.train(_config(("wandb",), 2), workdir, quiet=False, progress="none")
-    train_lib.train(_config(("wandb",), 4), workdir, quiet=False, progress="none")
+    api.train(_config(("wandb",), 2), workdir, quiet=False, progress="none")
+    api.train(_config(("wandb",), 4), workdir, quiet=False, progress="none")
     (run_id,) = {json.loads((workdir / "trackers.json").read_text())["wandb"]}
     files = sorted(workdir.glob(f"wandb/offline-run-*-{run_id}/run-{run_id}.wandb"))
     assert len(files) == 2, files  # one per session, the same W&B run
@@ -174,8 +175,8 @@ def test_mlflow_local_store_holds_the_records_and_a_resume_logs_on(tmp_path):
     from mlflow.tracking import MlflowClient  # noqa: PLC0415
 
     workdir = tmp_path / "run"
-    train_lib.train(_config(("mlflow",), 2), workdir, quiet=False, progress="none")
-    train_lib.train(_config(("mlflow",), 4), workdir, quiet=False, progress="none")
+    api.train(_config(("mlflow",), 2), workdir, quiet=False, progress="none")
+    api.train(_config(("mlflow",), 4), workdir, quiet=False, progress="none")
     run_id = json.loads((workdir / "trackers.json").read_text())["mlflow"]
     client = MlflowClient(tracking_uri=f"sqlite:///{workdir / 'mlflow.db'}")
     run = client.get_run(run_id)
@@ -276,7 +277,7 @@ def test_an_mlflow_server_that_stops_answering_mid_run_is_one_warning(
     config.train.mlflow_uri = f"http://127.0.0.1:{server.server_address[1]}"
     start = time.monotonic()
     try:
-        train_lib.train(config, tmp_path / "run", quiet=False, progress="none")
+        api.train(config, tmp_path / "run", quiet=False, progress="none")
     finally:
         server.shutdown()
     said = [r.getMessage() for r in caplog.records if "stopped answering" in r.getMessage()]
@@ -300,7 +301,7 @@ def test_profile_opens_in_tensorboards_profile_tab(tmp_path):
     config = _config(("tensorboard",), 3)
     config.train.profile = (2, 3)
     workdir = tmp_path / "run"
-    train_lib.train(config, workdir, quiet=True)
+    api.train(config, workdir, quiet=True)
     assert not (workdir / "profile").exists()
     (trace,) = (workdir / "tensorboard").glob("plugins/profile/*/*.xplane.pb")
     port = free_port()

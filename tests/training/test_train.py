@@ -15,9 +15,9 @@ from conftest import (
     tiny_experiment,
 )
 
+from azjax.apps import api
 from azjax.matches import agent as agent_lib
 from azjax.runs.metrics import read_metrics
-from azjax.training import train as train_lib
 
 
 def assert_same_state(a, b):
@@ -32,7 +32,7 @@ def straight_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("straight")
     config = tiny_config()
     config.eval.every = 2
-    state = train_lib.train(config, workdir, quiet=True)
+    state = api.train(config, workdir, quiet=True)
     return workdir, state
 
 
@@ -66,9 +66,9 @@ def test_stopped_and_resumed_run_equals_straight_run(straight_run, tmp_path):
     config = tiny_config()
     config.eval.every = 2
     config.train.num_iterations = 2
-    train_lib.train(config, tmp_path, quiet=True)
+    api.train(config, tmp_path, quiet=True)
     config.train.num_iterations = 4  # a bookkeeping key: resuming with it is allowed
-    resumed = train_lib.train(config, tmp_path, quiet=True)
+    resumed = api.train(config, tmp_path, quiet=True)
     assert_same_state(straight, resumed)
     assert [r["iteration"] for r in read_metrics(tmp_path)] == [1, 2, 3, 4]
 
@@ -115,7 +115,7 @@ def test_ctrl_c_saves_and_the_same_command_resumes(tmp_path):
     config = tiny_config()
     config.train.num_iterations = stopped + 2
     config.train.checkpoint_every = 100000
-    straight = train_lib.train(config, tmp_path / "straight", quiet=True)
+    straight = api.train(config, tmp_path / "straight", quiet=True)
     resumed = agent_lib.load_agent(workdir)
     assert_same_variables(straight.train_state.variables, resumed.variables)
 
@@ -148,7 +148,7 @@ def test_gumbel_sgd_connect_four_iterations(tmp_path):
     config.selfplay.num_steps = 16  # Connect Four games need a few iterations to end
     config.replay.capacity = 8 * (42 + 16)
     config.train.num_iterations = 3
-    state = train_lib.train(config, tmp_path, quiet=True)
+    state = api.train(config, tmp_path, quiet=True)
     records = read_metrics(tmp_path)
     assert int(state.train_state.step) > 0
     assert records[-1]["learning_rate"] == pytest.approx(0.002)

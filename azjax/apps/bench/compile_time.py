@@ -44,11 +44,12 @@ def time_compile(program: str, function, *args) -> CompileTime:
 
 def measure(config, *, log=print) -> list[CompileTime]:
     """The run's three programs, then the plain reference where pgx has the game."""
-    run = compiled.compile_run(config)
+    settings = build.make_settings(config)
+    run = compiled.compile_run(settings)
     key = jax.random.PRNGKey(config.seed)
     rows = [time_compile("init", run.init, key)]
     log(f"init: {rows[-1].trace_s + rows[-1].compile_s:.1f} s")
-    state, chunk_keys, hyper = compiled.abstract_arguments(run, config)
+    state, chunk_keys, hyper = compiled.abstract_arguments(run, settings)
     for name, function, args in (
         ("play_step", run.play, (state, hyper)),
         (f"learn_step ({build.learn_chunk(config.learner.updates_per_iteration)} updates)",

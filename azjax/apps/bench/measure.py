@@ -23,10 +23,10 @@ from azjax.apps.bench.timing import Row, Settings, jit, time_call
 from azjax.config.build import Hyperparams, Pipeline
 from azjax.core import learner, replay, selfplay
 from azjax.core.learner import Optimizer, TrainState
-from azjax.core.mcts_baseline import make_mcts_baseline
 from azjax.core.networks import Network, Variables
 from azjax.games import Game
 from azjax.games.base import random_legal_action
+from azjax.matches.mcts_baseline import make_mcts_baseline
 from azjax.types import Array, Batch, PRNGKey
 
 
@@ -200,6 +200,12 @@ def measure_search(setup: Setup, *, settings: Settings, key: PRNGKey, log: Calla
     return rows
 
 
+def empty_replay(game: Game, capacity: int) -> replay.ReplayBuffer:
+    """An empty replay ring of `capacity` positions of `game`, where self-play writes."""
+    stored = game.encode_observation(game.observe(game.init(jax.random.PRNGKey(0))))
+    return replay.init(capacity, stored.shape, game.num_actions, stored.dtype)
+
+
 def measure_selfplay(setup: Setup, *, settings: Settings, key: PRNGKey, log: Callable) -> Row:
     """Self-play positions per second: one `selfplay.run` call of batch_size * num_steps,
     with the search constants passed as arguments, as `steps.play_step` runs it."""
@@ -223,10 +229,8 @@ def measure_selfplay(setup: Setup, *, settings: Settings, key: PRNGKey, log: Cal
     init = functools.partial(selfplay.init, pipeline.game, batch_size=batch_size)
     state = jit(init, settings)(init_key)
     # The positions go to a replay ring as in training (the smallest one allowed).
-    game = pipeline.game
-    stored = game.encode_observation(game.observe(game.init(init_key)))
-    capacity = batch_size * max(game.max_episode_length, num_steps)
-    buffer = replay.init(capacity, stored.shape, game.num_actions, stored.dtype)
+    capacity = batch_size * max(pipeline.game.max_episode_length, num_steps)
+    buffer = empty_replay(pipeline.game, capacity)
     name = f"self-play positions ({num_steps} plies, {setup.num_simulations} sims)"
     log(name)
     seconds, _ = time_call(

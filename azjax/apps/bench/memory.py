@@ -181,10 +181,11 @@ def _compile(
     them, for this (total) self-play batch, capacity and learner batch on `mesh` (`point`
     says what that is per device, for the log)."""
     config = sized(config, batch=games, capacity=positions, learner_batch=learner_batch)
-    before = set(compiled._COMPILED)
+    before, built = set(compiled._COMPILED), set(build._PIPELINES)
     try:
-        run = compiled.compile_run(config, mesh)
-        abstract, keys, hyper = compiled.abstract_arguments(run, config)
+        settings = build.make_settings(config)
+        run = compiled.compile_run(settings, mesh)
+        abstract, keys, hyper = compiled.abstract_arguments(run, settings)
         results = {}
         for name, function, args in (
             ("play_step", run.play, (abstract, hyper)),
@@ -199,6 +200,8 @@ def _compile(
     finally:  # the plan's compile sizes are no run's: keep train's cache as it was
         for key in set(compiled._COMPILED) - before:
             del compiled._COMPILED[key]
+        for key in set(build._PIPELINES) - built:
+            del build._PIPELINES[key]
 
 
 def _program(name: str, analysis, *, games: float, positions: float) -> ProgramMemory:

@@ -11,6 +11,7 @@ apart.
 import time
 
 import jax
+import ml_collections
 import numpy as np
 
 from azjax import config as config_lib
@@ -25,13 +26,13 @@ def measure(config, sizes, *, iterations: int = 3, log=print) -> list[dict]:
     for size in sizes:
         configs = []
         for index in range(size):
-            member = population.with_hyperparameters(config, {})
+            member = ml_collections.ConfigDict(config.to_dict())
             member.seed = index
             member.learner.learning_rate = float(config.learner.learning_rate) * 10 ** (
                 index / max(size - 1, 1) - 0.5
             )
             configs.append(member)
-        run = population.compile_population(config, size)
+        run = population.compile_population(build.make_settings(config), size)
         hyper = population.stack([build.make_hyperparams(c) for c in configs])
         keys = np.stack([jax.random.PRNGKey(c.seed) for c in configs])
         started = time.perf_counter()

@@ -16,34 +16,24 @@ Python API).
 
 import dataclasses
 import functools
-import time
+import json
 
 import jax
 import jax.numpy as jnp
 
-from azjax.config import apply_overrides, build, load_config
-from azjax.core import replay, selfplay
+from azjax.apps.bench.measure import empty_replay
+from azjax.apps.bench.timing import FULL, time_call
+from azjax.config import apply_overrides, build, from_dict, load_config
+from azjax.core import selfplay
 from azjax.core.search import Search
 from azjax.matches.agent import load_agent
 from azjax.types import UserError
 
 
-def _timed(function, *args, repeats: int = 2):
-    """(seconds per call after a compiling call, the last result)."""
-    result = function(*args)
-    jax.block_until_ready(result)
-    started = time.perf_counter()
-    for _ in range(repeats):
-        result = function(*args)
-    jax.block_until_ready(result)
-    return (time.perf_counter() - started) / repeats, result
-
-
 def _selfplay_call(pipeline, search: Search, cap=None):
     game = pipeline.game
-    stored = game.encode_observation(game.observe(game.init(jax.random.PRNGKey(0))))
     capacity = pipeline.selfplay_batch_size * (pipeline.num_steps + game.max_episode_length)
-    buffer = replay.init(capacity, stored.shape, game.num_actions, stored.dtype)
+    buffer = empty_replay(game, capacity)
     rules = selfplay.SelfPlayRules(playout_cap=cap)
     state = selfplay.init(
         game, jax.random.PRNGKey(0), batch_size=pipeline.selfplay_batch_size, rules=rules
@@ -102,7 +92,9 @@ def measure(config, variables=None, *, log=print) -> list[dict]:
     plies = pipeline.num_steps
     rows = []
     for name, search in (("self-play, fresh trees", plain), ("self-play, tree reuse", reuse)):
-        seconds, (_, _, output) = _timed(_selfplay_call(pipeline, search), variables)
+        seconds, (_, _, output) = time_call(
+            _selfplay_call(pipeline, search), variables, settings=FULL
+        )
         rows.append(
             dict(
                 setting=name,
@@ -117,7 +109,7 @@ def measure(config, variables=None, *, log=print) -> list[dict]:
     batch, moves = pipeline.selfplay_batch_size, min(16, pipeline.game.max_episode_length)
     for name, search in (("arena, fresh trees", agent), ("arena, tree reuse", agent_reuse)):
         play = _arena_call(pipeline.game, search, batch, moves)
-        seconds, (_, carried) = _timed(play, variables, jax.random.PRNGKey(2))
+        seconds, (_, carried) = time_call(play, variables, jax.random.PRNGKey(2), settings=FULL)
         rows.append(
             dict(
                 setting=name,
@@ -130,7 +122,7 @@ def measure(config, variables=None, *, log=print) -> list[dict]:
     cheap = plain.with_simulations(config.selfplay.cheap_simulations)
     for name, fraction in (("playout cap, full plies", 1.0), ("playout cap, cheap plies", 0.0)):
         cap = selfplay.PlayoutCap(fraction, cheap)
-        seconds, _ = _timed(_selfplay_call(pipeline, plain, cap), variables)
+        seconds, _ = time_call(_selfplay_call(pipeline, plain, cap), variables, settings=FULL)
         rows.append(dict(setting=name, seconds=seconds / plies, per="ply", carried_fraction=0.0))
         log(f"{name}: {seconds / plies * 1000:.1f} ms per ply")
     return rows
@@ -157,7 +149,8 @@ def main(args, overrides) -> int:
         if args.config:
             raise UserError("--search-options takes --config or --workdir, not both")
         agent = load_agent(args.workdir)
-        config, variables = agent.config, agent.variables
+        config = from_dict(json.loads(agent.settings.config_json), source=str(args.workdir))
+        variables = agent.variables
     else:
         config = load_config(args.config)
     config = apply_overrides(config, overrides)

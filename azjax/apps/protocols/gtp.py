@@ -25,6 +25,7 @@ positions (`GoState.komi`), so one compiled search serves every komi.
 
 import datetime
 import functools
+import json
 import logging
 import re
 import sys
@@ -38,10 +39,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax import __version__, games
-from azjax.apps.protocols import gtp_analysis, gtp_extensions, gtp_io, sgf
+from azjax.apps.protocols import gtp_analysis, gtp_extensions, gtp_io
 from azjax.apps.protocols.gtp_io import COLORS, FLOAT, GtpError, Streaming, integer, integers
-from azjax.config import build
 from azjax.games import State, notation
+from azjax.games.records import sgf
 from azjax.matches.agent import Agent, TreeMemory
 from azjax.types import UserError
 
@@ -92,16 +93,16 @@ class Engine(gtp_extensions.ExtensionCommands):
         self._key = jax.random.PRNGKey(seed)
         self._games_saved = 0
         self.finished = False
-        config = agent.config
+        run = agent.settings.run
         max_moves = _MAX_MOVES_FACTOR * self.size * self.size
         # Komi is a field of the state (`GoState.komi`), so these compile once for every komi.
-        self.game = games.make(config.game, **{**dict(config.game_kwargs), "max_moves": max_moves})
+        self.game = games.make(run.game, **{**dict(run.game_kwargs), "max_moves": max_moves})
         self.komi = self.game.komi
         self._step = jax.jit(self.game.step)
         self._score_of = jax.jit(self.game.score)
         self._act = TreeMemory(  # (variables, states [1], key) -> SearchOutput, tree reused
-            build.make_agent_searcher(
-                config, self.game, agent.network, num_simulations=agent.num_simulations
+            agent.settings.agent.searcher(
+                self.game, agent.network, num_simulations=agent.num_simulations
             )
         )
         self._analyzer = gtp_analysis.Analyzer(agent, self.game, analysis_simulations)
@@ -222,7 +223,8 @@ class Engine(gtp_extensions.ExtensionCommands):
         return "azjax"
 
     def _cmd_version(self):
-        return f"{__version__} ({self.agent.config.name}, iteration {self.agent.iteration})"
+        name = json.loads(self.agent.settings.config_json)["name"]
+        return f"{__version__} ({name}, iteration {self.agent.iteration})"
 
     def _cmd_known_command(self, name):
         return "true" if name in COMMANDS else "false"

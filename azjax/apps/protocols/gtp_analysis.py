@@ -69,7 +69,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from azjax.apps.protocols.gtp_io import COLORS, FLOAT, INTEGER, GtpError
-from azjax.config import build
+from azjax.config.settings import AgentSettings
 from azjax.games import Game, State
 
 _TAGS_ERROR = "cannot parse analyze tags"  # Leela Zero's answer to bad analyze arguments
@@ -146,12 +146,12 @@ class RootSnapshot(NamedTuple):
     terminated: jax.Array  # [N] bool, whether a node's position ends the game
 
 
-def make_snapshot_search(config, game: Game, network, *, num_simulations: int) -> Callable:
+def make_snapshot_search(
+    settings: AgentSettings, game: Game, network, *, num_simulations: int
+) -> Callable:
     """`search(variables, states [1], key) -> RootSnapshot`: the search an agent plays with
-    (`build.make_agent_searcher`: no root noise), with what analysis needs of its tree."""
-    search = build.make_agent_searcher(
-        config, game, network, num_simulations=num_simulations, return_tree=True
-    )
+    (`settings.searcher`: no root noise), with what analysis needs of its tree."""
+    search = settings.searcher(game, network, num_simulations=num_simulations, return_tree=True)
 
     def snapshot(variables, states: State, key: jax.Array) -> RootSnapshot:
         output = search(variables, states, key)
@@ -182,7 +182,7 @@ class Analyzer:
     an interrupted analysis left running does not hold up the next one.
 
     Args:
-      agent: the engine's agent (its config, network and simulations per move).
+      agent: the engine's agent (its settings, network and simulations per move).
       game: the engine's game.
       simulations: the simulation counts of an analysis, in order (default:
         `default_analysis_simulations` of the agent's).
@@ -191,7 +191,9 @@ class Analyzer:
     def __init__(self, agent, game: Game, simulations: Sequence[int] | None = None):
         default = default_analysis_simulations(agent.num_simulations)
         self.simulations = tuple(simulations or default)
-        self._make = functools.partial(make_snapshot_search, agent.config, game, agent.network)
+        self._make = functools.partial(
+            make_snapshot_search, agent.settings.agent, game, agent.network
+        )
         self._searches: dict[int, tuple[threading.Lock, Callable]] = {}
         self._lock = threading.Lock()
         self._workers = concurrent.futures.ThreadPoolExecutor(4, "azjax-analysis")

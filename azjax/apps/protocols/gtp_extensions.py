@@ -27,10 +27,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from azjax.apps.protocols import sgf
 from azjax.apps.protocols.gtp_analysis import format_info, parse_request, stream_analysis
 from azjax.apps.protocols.gtp_io import GtpError, Streaming, integer, integers
 from azjax.games import State
+from azjax.games.records import sgf_parse
 
 COMMANDS = (
     "kgs-time_settings",
@@ -174,8 +174,8 @@ class ExtensionCommands:
                 data = file.read(_MAX_SGF_BYTES + 1)
             if len(data) > _MAX_SGF_BYTES:
                 raise GtpError(f"cannot load file: larger than {_MAX_SGF_BYTES} bytes")
-            record = sgf.parse_game(data.decode("utf-8", errors="replace"))
-        except (OSError, ValueError) as error:  # ValueError: sgf.SgfError, or a NUL in the path
+            record = sgf_parse.parse_game(data.decode("utf-8", errors="replace"))
+        except (OSError, ValueError) as error:  # ValueError: SgfError, or a NUL in the path
             reason = getattr(error, "strerror", None) or str(error)
             raise GtpError(f"cannot load file: {reason}") from None
         if record.size != self.size:

@@ -1,17 +1,12 @@
 """SGF (Smart Game Format, FF[4]) records of Go games: self-play, arena and GTP games.
 
 The writing and the reading of one game live with the game records
-(`azjax.games.records.sgf`, `azjax.games.records.sgf_parse`) and are named here too;
-this module adds the records of arena matches and their files.
+(`azjax.games.records.sgf`: `game_record`, `result_string`; `azjax.games.records.sgf_parse`:
+`parse_game`, for GTP's loadsgf); this module adds the records of arena matches and their
+files.
 
-Written (`game_record`): board size, komi, rules, date, players, result, setup stones
-(handicap), the moves and, where known, a comment per move with the searched value.
-
-Read (`parse_game`, for GTP's loadsgf): the main line of the first game of a file, that
-is its size, komi, date, setup stones (AB, AW, AE, PL in the first node) and moves.
-
-    text = sgf.game_record(game, actions, result=sgf.result_string(score))
-    record = sgf.parse_game(text)   # size, komi, date, setup, first_player, moves
+    records = sgf.match_records(game, result, "azjax", "mcts:200")
+    paths = sgf.write_records("games/", "arena", records)   # games/arena-0000.sgf, ...
 """
 
 from collections.abc import Sequence
@@ -21,33 +16,10 @@ import jax
 import numpy as np
 
 from azjax.games import Game
-from azjax.games.records.sgf import (
-    check_go,
-    game_record,
-    move_value,
-    result_string,
-    search_comment,
-)
-from azjax.games.records.sgf_parse import (
-    SgfError,
-    SgfGame,
-    _main_line,  # noqa: F401  (the tests read a text's nodes)
-    parse_game,
-)
+from azjax.games.records.sgf import check_go, game_record, result_string, search_comment
 from azjax.matches.arena import MatchResult
 
-__all__ = [
-    "SgfError",
-    "SgfGame",
-    "check_go",
-    "game_record",
-    "match_records",
-    "move_value",
-    "parse_game",
-    "result_string",
-    "search_comment",
-    "write_records",
-]
+__all__ = ["match_records", "write_records"]
 
 
 def write_records(directory: str | Path, prefix: str, records: Sequence[str]) -> list[Path]:

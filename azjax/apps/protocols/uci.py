@@ -26,6 +26,7 @@ Search budgets, the info line and its centipawns: `uci_search`.
 """
 
 import argparse
+import json
 import re
 import sys
 import time
@@ -116,9 +117,9 @@ class Engine:
         return [f"info string unknown command: {_shorten(' '.join(words))}"] if words else []
 
     def _cmd_uci(self, args):
-        config = self.agent.config
+        name = json.loads(self.agent.settings.config_json)["name"]
         return [
-            f"id name azjax {__version__} ({config.name}, iteration {self.agent.iteration})",
+            f"id name azjax {__version__} ({name}, iteration {self.agent.iteration})",
             "id author azjax",
             "option name UCI_Variant type combo default xiangqi var xiangqi",
             f"option name Simulations type spin default {self.simulations} "

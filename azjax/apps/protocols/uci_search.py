@@ -26,8 +26,6 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
-from azjax.config import build
-
 MAX_SIMULATIONS = 4096  # the largest budget: mctx's tree takes about 50 KB per simulation
 MOVES_TO_GO = 30  # moves left in the time control when the GUI does not say
 PV_LENGTH = 16  # longest principal variation reported
@@ -113,7 +111,7 @@ def budget(
 class PvSearch:
     """The jitted search of one budget: `(variables, states [1], key) -> (action [1], value
     [1], principal variation [1, PV_LENGTH])`. It is the agent's search
-    (`build.make_agent_searcher`) keeping its tree for the PV. With the run's
+    (`AgentSettings.searcher`) keeping its tree for the PV. With the run's
     `search.tree_reuse` it also keeps the tree between calls, of this budget or another:
     a position the last tree holds (after the engine's move and the reply, or the same
     position searched again) starts from its subtree (`Search.reroot`), and `carried` is
@@ -121,8 +119,8 @@ class PvSearch:
     is traced (compiled)."""
 
     def __init__(self, agent, num_simulations: int, *, on_trace: Callable[[], None]):
-        search = build.make_agent_searcher(
-            agent.config, agent.game, agent.network, num_simulations=num_simulations
+        search = agent.settings.agent.searcher(
+            agent.game, agent.network, num_simulations=num_simulations
         )
         self.search = dataclasses.replace(search, return_tree=True)
         self.reuse = self.search.tree_reuse

@@ -54,7 +54,7 @@ def make_server(
         agent = agent_lib.load_agent(path, num_simulations=simulations)
         name = f"{_run_name(path)} #{agent.iteration}"
         agents[name if name not in agents else f"{name} (2)"] = agent
-    games = {agent.config.game for agent in agents.values()}
+    games = {agent.settings.run.game for agent in agents.values()}
     if len(games) > 1:
         raise UserError(f"the two runs play different games: {sorted(games)}")
     first = next(iter(agents.values()))

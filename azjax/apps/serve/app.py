@@ -63,7 +63,7 @@ class Server:
 
     def __init__(self, agents: dict, *, simulations: int, choices=(), max_games=64, ttl=3600.0):
         first = next(iter(agents.values()))
-        self.board = boards.of(first.game, name=first.config.game)
+        self.board = boards.of(first.game, name=first.settings.run.game)
         self.agents = Agents(agents, simulations=simulations, choices=choices)
         self.names = list(agents)
         self.watch = len(agents) == 2

@@ -30,7 +30,7 @@ def default_objective(config) -> str:
             "space: no default objective: eval.every = 0, so the runs never evaluate (set "
             "eval.every, or name a training metric as the objective)"
         )
-    return pbt_objective(config)
+    return pbt_objective(build.make_eval_settings(config))
 
 
 def logged_metrics(config, *, training: bool = True) -> list[str]:

@@ -13,10 +13,9 @@ import json
 
 from azjax import compile_cache
 from azjax import config as config_lib
+from azjax.apps import api
 from azjax.runs import distributed
 from azjax.training import pbt as pbt_lib
-from azjax.training import population as population_lib
-from azjax.training import train
 
 
 def share(configs, workdirs, pbt: pbt_lib.PBT | None) -> None:
@@ -59,11 +58,9 @@ def follow(*, progress: str = "none") -> None:
         compile_cache.release(above=compile_cache.RELEASE_ABOVE)  # the last trials' programs
         try:
             if len(configs) == 1:
-                train.train(configs[0], message["workdirs"][0], progress=progress)
+                api.train(configs[0], message["workdirs"][0], progress=progress)
             else:
-                population_lib.train_population(
-                    configs, message["workdirs"], progress=progress, pbt=pbt
-                )
+                api.train_population(configs, message["workdirs"], progress=progress, pbt=pbt)
         except KeyboardInterrupt:
             raise
         except Exception:  # noqa: BLE001  (process 0 fails the trials; go on as it does)

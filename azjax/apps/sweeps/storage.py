@@ -27,7 +27,7 @@ import ml_collections
 import optuna
 
 from azjax import config as config_lib
-from azjax.config.schema import flatten
+from azjax.config.keys import flatten
 from azjax.paths import is_local, read_json, workdir_path, write_atomically
 from azjax.types import UserError
 

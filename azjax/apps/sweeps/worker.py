@@ -24,18 +24,17 @@ from optuna.trial import TrialState
 
 from azjax import compile_cache, interrupt
 from azjax import config as config_lib
+from azjax.apps import api
 from azjax.apps.sweeps import liveness, pod
 from azjax.apps.sweeps import space as space_lib
 from azjax.apps.sweeps import storage as storage_lib
 from azjax.apps.sweeps import study as study_lib
 from azjax.apps.sweeps.report import format_value, summary
 from azjax.apps.sweeps.tell import Teller, Trial
-from azjax.config import TUNABLE_KEYS
+from azjax.config import TUNABLE_KEYS, build
 from azjax.paths import workdir_path
 from azjax.runs import distributed
 from azjax.training import pbt as pbt_lib
-from azjax.training import population as population_lib
-from azjax.training import train
 from azjax.types import UserError
 
 _log = logging.getLogger(__name__)
@@ -117,7 +116,8 @@ def run_sweep(
             direction=space.direction,
             keys=explored or ("learner.learning_rate",),
         )
-        pbt = pbt.check([config, config])
+        settings = build.make_settings(config)
+        pbt = pbt.check([settings, settings])
     if space.sampler == "grid":
         size = math.prod(len(values) for values in space.grid().values())
         if trials > size:
@@ -297,7 +297,7 @@ class _Worker:
         try:
             if len(live) == 1:
                 item = live[0]
-                train.train(
+                api.train(
                     item.config,
                     item.directory,
                     quiet=self.quiet,
@@ -305,7 +305,7 @@ class _Worker:
                     callback=lambda record: self._observe(item, record),
                 )
             else:
-                population_lib.train_population(
+                api.train_population(
                     [item.config for item in live],
                     [item.directory for item in live],
                     quiet=self.quiet,

@@ -22,7 +22,7 @@ weaker one is then loose. That is why the default anchor is an MCTS player rathe
 random: the agent's estimate leans on the anchors it scores between 0 and 1 against.
 """
 
-from azjax.config.schema import parse_opponent_spec
+from azjax.config.opponents import parse_opponent_spec
 from azjax.matches.ratings.elo import fit
 
 

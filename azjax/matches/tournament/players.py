@@ -19,21 +19,20 @@ a match between two checkpoints of a run compiles once for all of them.
 """
 
 import dataclasses
-import json
 import re
 
 import jax
 
-from azjax.config import build
-from azjax.config.opponents import is_engine_spec
-from azjax.config.schema import MAX_SIMULATIONS, parse_simulations
+from azjax.config import saved
+from azjax.config.keys import MAX_SIMULATIONS
+from azjax.config.opponents import is_engine_spec, parse_simulations
 from azjax.games import Game
 from azjax.matches import agent as agent_lib
 from azjax.matches import zoo
 from azjax.matches.arena import DeviceHostPlayer
 from azjax.matches.engines import open_player, parse_engine_spec
 from azjax.paths import workdir_path
-from azjax.runs.directory import list_checkpoints, load_run_config
+from azjax.runs.directory import list_checkpoints
 from azjax.types import UserError
 
 _BASELINE = re.compile(r"random|minimax|mcts:[0-9]+")
@@ -144,7 +143,7 @@ def resolve(spec: str, *, simulations: int | None = None) -> list[PlayerInfo]:
         return [PlayerInfo(name=spec, kind="engine")]
     if zoo.is_zoo(spec):
         card = zoo.card(spec)
-        sims = simulations or int(zoo.read_config(spec).eval.num_simulations)
+        sims = simulations or zoo.read_settings(spec).agent.simulations
         return [
             PlayerInfo(
                 name=spec, kind="checkpoint", run=spec, step=card.iteration, simulations=sims
@@ -155,7 +154,7 @@ def resolve(spec: str, *, simulations: int | None = None) -> list[PlayerInfo]:
     match = _RUN_SUFFIX.search(spec)
     run = _run_name(spec[: match.start()] if match else spec)
     which = match.group(1) if match else "newest"
-    config = load_run_config(run)  # a one-line error when RUN is not a run directory
+    settings = saved.read_run(run)  # a one-line error when RUN is not a run directory
     steps = list_checkpoints(run)
     if not steps:
         raise UserError(f"run {run} has no checkpoint yet")
@@ -174,7 +173,7 @@ def resolve(spec: str, *, simulations: int | None = None) -> list[PlayerInfo]:
             raise UserError(f"run {run} has no checkpoint {which} (it has {_ranges(steps)})")
     if not chosen:
         raise UserError(f"no checkpoint of {run} matches {spec!r} (it has {_ranges(steps)})")
-    sims = simulations or build.make_agent_settings(config).simulations
+    sims = simulations or settings.agent.simulations
     return [
         PlayerInfo(name=f"{run}@{step}", kind="checkpoint", run=run, step=step, simulations=sims)
         for step in chosen
@@ -213,8 +212,7 @@ class Roster:
         if info.name not in self._params:
             agent = agent_lib.load_agent(info.run, step=info.step, num_simulations=info.simulations)
             check_same_game(self.game, agent.game, info.name)
-            settings = json.dumps(agent.config.to_dict(), sort_keys=True)
-            family = ("checkpoint", settings, info.simulations)
+            family = ("checkpoint", agent.settings.config_json, info.simulations)
             self._families.setdefault(family, agent.player)
             self._params[info.name] = (family, agent.variables)
         family, params = self._params[info.name]

@@ -26,8 +26,8 @@ from pathlib import Path
 import jax
 
 from azjax import extras, games, interrupt
-from azjax.config import build
-from azjax.config.schema import MAX_SEED, MAX_SIMULATIONS
+from azjax.config import saved
+from azjax.config.keys import MAX_SEED, MAX_SIMULATIONS
 from azjax.games import Game
 from azjax.matches import arena, zoo
 from azjax.matches.engines import parse_engine_spec
@@ -35,7 +35,6 @@ from azjax.matches.ratings import Ratings, fit
 from azjax.matches.tournament.log import GameLog, read_settings, score_of, write_settings
 from azjax.matches.tournament.players import PlayerInfo, Roster, check_same_game, resolve
 from azjax.paths import is_local, read_text, workdir_path, write_atomically
-from azjax.runs.directory import load_run_config
 from azjax.runs.plots import plot_ratings
 from azjax.types import UserError
 
@@ -63,8 +62,8 @@ def _game_of(
 
 def _run_game(info: PlayerInfo) -> dict:
     """The game of a checkpoint player's run, as {"name", "kwargs"}."""
-    config = zoo.read_config(info.run) if zoo.is_zoo(info.run) else load_run_config(info.run)
-    run = build.make_run_settings(config)
+    settings = zoo.read_settings(info.run) if zoo.is_zoo(info.run) else saved.read_run(info.run)
+    run = settings.run
     return {"name": run.game, "kwargs": dict(run.game_kwargs)}
 
 

@@ -27,7 +27,8 @@ import jax
 import ml_dtypes
 import numpy as np
 
-from azjax.config import build, read_config_file, to_json
+from azjax.config import saved
+from azjax.config.settings import Settings
 from azjax.paths import read_json
 from azjax.types import UserError
 
@@ -40,7 +41,7 @@ __all__ = [
     "is_zoo",
     "load",
     "names",
-    "read_config",
+    "read_settings",
     "save",
 ]
 
@@ -221,8 +222,9 @@ def cards() -> list[Card | Damaged]:
     return listed
 
 
-def read_config(name: str):
-    """The config a zoo agent was trained with.
+def read_settings(name: str, *, overrides: dict[str, str] | None = None) -> Settings:
+    """The records of the config a zoo agent was trained with, with `overrides`
+    (`config.apply_overrides`).
 
     Raises:
       UserError: no such agent, or its config.json is missing or damaged (one line).
@@ -230,27 +232,25 @@ def read_config(name: str):
     folder = agent_folder(name)
     path = _file(folder, "config.json")
     try:
-        return read_config_file(path)
+        return saved.read(path, overrides=overrides)
     except UserError as error:
         raise UserError(f"zoo agent {folder.name}: {error}") from None
 
 
-def load(name: str):
-    """(config, variables, card) of a zoo agent; the variables in float32 as the network's
-    `init` lays them out. Only the arrays the network needs are read from params.npz, each
-    checked first (a number array of the network's shape, stored in as many bytes as that
-    shape needs; never a pickle).
+def load(name: str, *, overrides: dict[str, str] | None = None):
+    """(settings, variables, card) of a zoo agent (`read_settings`); the variables in float32
+    as the network's `init` lays them out. Only the arrays the network needs are read from
+    params.npz, each checked first (a number array of the network's shape, stored in as many
+    bytes as that shape needs; never a pickle).
 
     Raises:
       UserError: no such agent, or its files are damaged or do not fit its config's network
         (one line naming the agent and the file).
     """
     folder = agent_folder(name)
-    config = read_config(name)
+    settings = read_settings(name, overrides=overrides)
     agent_card = card(name)
-    game = build.make_game(config)
-    network = build.make_network_for(config, game)
-    like = jax.eval_shape(network.init, jax.random.PRNGKey(0))
+    like = jax.eval_shape(settings.network.init, jax.random.PRNGKey(0))
     path = _file(folder, "params.npz")
     paths, treedef = jax.tree_util.tree_flatten_with_path(like)
     try:
@@ -266,7 +266,7 @@ def load(name: str):
         if "pickle" in reason:  # numpy's advice to load it unsafely is not ours to give
             reason = "a pickle, not an npz archive (azjax never loads pickles)"
         raise UserError(f"zoo agent {folder.name}: {path} is damaged: {reason}") from None
-    return config, jax.tree_util.tree_unflatten(treedef, leaves), agent_card
+    return settings, jax.tree_util.tree_unflatten(treedef, leaves), agent_card
 
 
 def _leaf(archive: zipfile.ZipFile, key_path, leaf, name: str, path: Path):
@@ -318,8 +318,9 @@ def _read_array(archive: zipfile.ZipFile, key: str, leaf, source: str) -> np.nda
     return np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
 
 
-def save(folder: Path, config, variables, agent_card: Card) -> None:
-    """Writes an agent's folder: config.json, params.npz (floats as bfloat16), card.json."""
+def save(folder: Path, settings: Settings, variables, agent_card: Card) -> None:
+    """Writes an agent's folder: config.json (`settings.config_json`), params.npz (floats as
+    bfloat16), card.json."""
     folder.mkdir(parents=True, exist_ok=True)
     arrays = {}
     for path, leaf in jax.tree_util.tree_flatten_with_path(jax.device_get(variables))[0]:
@@ -328,7 +329,7 @@ def save(folder: Path, config, variables, agent_card: Card) -> None:
             value = value.astype(_BFLOAT16).view(np.uint16)
         arrays[jax.tree_util.keystr(path)] = value
     np.savez_compressed(folder / "params.npz", **arrays)
-    (folder / "config.json").write_text(to_json(config) + "\n")
+    (folder / "config.json").write_text(settings.config_json + "\n")
     write_card(folder, agent_card)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jax
 
-from azjax.config import build, parse_opponent_spec
+from azjax.config.opponents import parse_opponent_spec
 from azjax.matches import arena, zoo
 from azjax.matches.agent import load_agent, play_opponent
 from azjax.matches.tournament.log import GameLog, read_settings, score_of
@@ -113,7 +113,7 @@ def export(
     minutes = records[-1]["wall_time"] / 60 if records else 0.0
     card = zoo.Card(
         name=name,
-        game=build.make_run_settings(agent.config).game,
+        game=agent.settings.run.game,
         iteration=agent.iteration,
         train_minutes=round(minutes, 1),
         command=command,
@@ -121,7 +121,7 @@ def export(
         ratings=tuple(rate(agent, opponents, games, seed, engine_games)),
         notes=notes,
     )
-    zoo.save((into or zoo.AGENTS) / name, agent.config, agent.variables, card)
+    zoo.save((into or zoo.AGENTS) / name, agent.settings, agent.variables, card)
     return card
 
 
@@ -165,7 +165,7 @@ def rate_from_tournament(name: str, directory: str, opponents: list[str] | None 
     info = settings["players"].get(player)
     if info is None:
         raise UserError(f"{player} played no game in the tournament at {directory}")
-    own = int(zoo.read_config(player).eval.num_simulations)
+    own = zoo.read_settings(player).agent.simulations
     if (info.get("simulations"), info.get("step")) != (own, card.iteration):
         raise UserError(
             f"{player} played at {info.get('simulations')} simulations (iteration "

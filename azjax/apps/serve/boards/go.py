@@ -4,8 +4,8 @@ import math
 
 import jax.numpy as jnp
 
-from azjax.apps.protocols import sgf
 from azjax.apps.serve.session import Board, Session
+from azjax.games.records import sgf
 from azjax.types import UserError
 
 

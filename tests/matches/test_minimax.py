@@ -1,4 +1,4 @@
-"""The exact Tic-tac-toe minimax helper (azjax/core/minimax.py) used as a test opponent."""
+"""The exact Tic-tac-toe minimax helper (azjax/matches/minimax.py) used as a test opponent."""
 
 import jax
 import jax.numpy as jnp
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import azjax.games
-from azjax.core.minimax import make_minimax_player, optimal_value
+from azjax.matches.minimax import make_minimax_player, optimal_value
 
 NUM_GAMES = 1000
 
