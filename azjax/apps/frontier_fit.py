@@ -25,97 +25,12 @@ saturating game, a budget too short) makes every slope depend on the range studi
 """
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
-Z95 = 1.959963984540054
-# Student's t 0.975 quantiles for 1..30 degrees of freedom
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
+from azjax.stats import Z95, Line, least_squares, t975, weighted_line
+
 _NOT_ENOUGH = "not enough points"
-
-
-def t975(dof: int) -> float:
-    """The 0.975 quantile of Student's t with `dof` degrees of freedom (two-sided 95%)."""
-    if dof < 1:
-        raise ValueError(f"Student's t needs at least 1 degree of freedom, not {dof}")
-    if dof <= len(_T975):
-        return _T975[dof - 1]
-    z = Z95  # Cornish-Fisher expansion: within 0.0005 beyond 30
-    return z + (z**3 + z) / (4 * dof) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * dof**2)
-
-
-@dataclass(frozen=True)
-class Line:
-    """A fitted line y = intercept + slope * x with a 95% interval on the slope."""
-
-    intercept: float
-    slope: float
-    slope_low: float
-    slope_high: float
-    intercept_se: float
-    slope_se: float
-    points: int
-
-    def at(self, x):
-        """The line's value at `x` (a number or an array)."""
-        return self.intercept + self.slope * np.asarray(x, dtype=float)
-
-
-def _wls(design, y, se) -> tuple[np.ndarray, np.ndarray, int]:
-    """Weighted least squares of `y` on the columns of `design`.
-
-    Args:
-        design: an (n, p) array.
-        y: n values.
-        se: their standard errors (weights 1/se^2), or None for ordinary least squares, whose
-            covariance is then always scaled by the residual variance.
-
-    Returns:
-        The p coefficients, their (p, p) covariance and the degrees of freedom n - p.
-    """
-    design, y = np.asarray(design, dtype=float), np.asarray(y, dtype=float)
-    n, p = design.shape
-    unweighted = se is None
-    se = np.ones(n) if se is None else np.broadcast_to(np.asarray(se, dtype=float), (n,))
-    if not (np.all(np.isfinite(design)) and np.all(np.isfinite(y)) and np.all(np.isfinite(se))):
-        raise ValueError("a least-squares fit needs finite values and errors")
-    if np.any(se <= 0):
-        raise ValueError("a least-squares fit needs positive standard errors")
-    if n <= p:
-        raise ValueError(f"a fit of {p} coefficients needs at least {p + 1} points, not {n}")
-    w = 1 / se
-    coef, _, rank, _ = np.linalg.lstsq(design * w[:, None], y * w, rcond=None)
-    if rank < p:
-        raise ValueError("a least-squares fit needs points that vary in every variable")
-    dof = n - p
-    reduced = float(np.sum(((y - design @ coef) * w) ** 2)) / dof
-    cov = np.linalg.inv((design * (w * w)[:, None]).T @ design)
-    return coef, cov * (reduced if unweighted else max(1.0, reduced)), dof
-
-
-def weighted_line(x, y, se=None) -> Line:
-    """The weighted least-squares line y = a + b*x (weights 1/se^2) with a 95% slope interval.
-
-    Args:
-        x, y: at least 3 points.
-        se: the standard errors of y (absolute: the covariance is scaled by the reduced
-            chi-square only where that is over 1), or None for an ordinary fit whose covariance
-            is always scaled by the residual variance.
-
-    Raises:
-        ValueError: fewer than 3 points, non-finite values, non-positive errors or a constant x.
-    """
-    x = np.asarray(x, dtype=float)
-    if x.size < 3:
-        raise ValueError(f"a line with an interval needs at least 3 points, not {x.size}")
-    coef, cov, dof = _wls(np.column_stack([np.ones_like(x), x]), y, se)
-    slope_se = math.sqrt(cov[1, 1])
-    half = t975(dof) * slope_se
-    b = float(coef[1])
-    return Line(float(coef[0]), b, b - half, b + half, math.sqrt(cov[0, 0]), slope_se, x.size)
 
 
 def _se(row: dict) -> float:
@@ -261,7 +176,9 @@ def exchange_rate(rows: list[dict]) -> dict | None:
         for row in usable
     ]
     try:
-        coef, cov, dof = _wls(design, [float(r["elo"]) for r in usable], [_se(r) for r in usable])
+        coef, cov, dof = least_squares(
+            design, [float(r["elo"]) for r in usable], [_se(r) for r in usable]
+        )
     except ValueError:
         return None
     b, c = float(coef[1]), float(coef[2])

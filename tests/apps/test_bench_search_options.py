@@ -16,6 +16,7 @@ SETTINGS = (
 )
 
 
+@pytest.mark.deep  # CI: the bench's other tests
 @pytest.mark.slow  # six programs to compile: about a minute
 def test_search_options_bench_of_a_run(tmp_path, capsys):
     config = tiny_config()

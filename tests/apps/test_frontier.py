@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import assert_user_error
 
-from azjax.apps import frontier
+from azjax.apps import frontier, frontier_plan
 from azjax.apps.cli import main
 from azjax.runs import directory
 from azjax.types import UserError
@@ -45,8 +45,8 @@ def test_the_study_trains_rates_reports_and_resumes(tmp_path, capsys):
     report; a rerun does nothing twice; the command line reports it."""
     folder = tmp_path
     rows = frontier.run_frontier("tic_tac_toe", folder, **STUDY)
-    settings = json.loads((folder / frontier.SETTINGS).read_text())
-    schedule = frontier.plan(settings)
+    settings = json.loads((folder / frontier_plan.SETTINGS).read_text())
+    schedule = frontier_plan.plan(settings)
     parameters = [schedule[size]["parameters"] for size in SIZES]
     assert parameters == sorted(parameters) and parameters[-1] >= 30 * parameters[0]
     for size in SIZES:

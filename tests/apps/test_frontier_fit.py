@@ -1,6 +1,6 @@
 """Compute-frontier fits (`azjax.apps.frontier_fit`) on synthetic ratings from known laws: the
-weighted line and its interval's coverage, the frontier, the slopes, the optimal-size exponent,
-the train/test exchange rate and the Markdown report (pure numpy, no jax)."""
+frontier, the slopes, the optimal-size exponent, the train/test exchange rate and the Markdown
+report (pure numpy, no jax; the weighted line itself is `tests/test_stats.py`'s)."""
 
 import math
 
@@ -40,78 +40,6 @@ def law_rows(sims=(64,), noise=15.0, seed=0) -> list[dict]:
                 fields |= {"flops": flops, "point": point, "simulations": s, "games": 200}
                 rows.append(rating(elo, noise, **fields))  # games: ignored
     return rows
-
-
-def test_t_quantiles():
-    assert ff.t975(1) == pytest.approx(12.706)
-    assert ff.t975(3) == pytest.approx(3.182)
-    assert ff.t975(30) == pytest.approx(2.042)
-    assert ff.t975(31) == pytest.approx(2.0395, abs=0.0005)
-    assert ff.t975(60) == pytest.approx(2.0003, abs=0.0005)
-    assert ff.t975(10_000) == pytest.approx(1.960, abs=0.001)
-    with pytest.raises(ValueError):
-        ff.t975(0)
-
-
-def test_weighted_line_matches_numpy_and_recovers_a_slope():
-    rng = np.random.default_rng(1)
-    x = np.linspace(0, 3, 8)
-    se = np.array([10, 20, 15, 40, 10, 25, 30, 12], dtype=float)
-    y = 50 + 120 * x + rng.normal(0, se)
-    line = ff.weighted_line(x, y, se)
-    slope, intercept = np.polyfit(x, y, 1, w=1 / se)
-    assert (line.slope, line.intercept) == pytest.approx((slope, intercept))
-    # the unscaled WLS covariance, times the reduced chi-square where that is over 1
-    _, unscaled = np.polyfit(x, y, 1, w=1 / se, cov="unscaled")
-    chi2 = float(np.sum(((y - line.at(x)) / se) ** 2)) / (len(x) - 2)
-    assert line.slope_se == pytest.approx(math.sqrt(unscaled[0, 0] * max(1.0, chi2)))
-    assert line.intercept_se == pytest.approx(math.sqrt(unscaled[1, 1] * max(1.0, chi2)))
-    assert line.slope_high - line.slope == pytest.approx(ff.t975(6) * line.slope_se)
-    assert line.slope_low < 120 < line.slope_high
-    assert abs(line.slope - 120) < 20
-    assert line.points == 8
-    assert line.at(2.0) == pytest.approx(intercept + 2 * slope)
-    np.testing.assert_allclose(line.at(x), intercept + slope * x)
-
-
-def test_weighted_line_interval_covers_at_95_percent():
-    """Over many small fits the interval covers the true slope at least 95% of the time when the
-    stated errors are right (more: with 3 degrees of freedom Student's t is conservative for
-    known errors), and about 95% when the scatter is three times larger (the reduced chi-square
-    widens it); a normal quantile or no rescaling would fall far short there."""
-    rng = np.random.default_rng(2)
-    x = np.array([0.0, 0.5, 1.0, 1.5, 2.0])
-    se = np.array([20.0, 30.0, 20.0, 25.0, 40.0])
-    for scatter, low, high in ((1.0, 0.95, 1.0), (3.0, 0.93, 0.97)):
-        covered = 0
-        trials = 2000
-        for _ in range(trials):
-            y = 10 + 250 * x + rng.normal(0, scatter * se)
-            line = ff.weighted_line(x, y, se)
-            covered += line.slope_low <= 250 <= line.slope_high
-        assert low <= covered / trials <= high, (scatter, covered / trials)
-
-
-def test_weighted_line_unweighted_scales_by_the_residuals():
-    rng = np.random.default_rng(3)
-    x = np.linspace(12, 15, 7)
-    y = -5 + 0.6 * x + rng.normal(0, 0.02, x.size)
-    line = ff.weighted_line(x, y)
-    (slope, _), cov = np.polyfit(x, y, 1, cov=True)
-    assert line.slope == pytest.approx(slope)
-    assert line.slope_se == pytest.approx(math.sqrt(cov[0, 0]))
-    assert line.slope_high - line.slope_low < 0.1  # not the width an se of 1 would give
-
-
-def test_weighted_line_refuses_bad_input():
-    with pytest.raises(ValueError, match="at least 3 points"):
-        ff.weighted_line([1, 2], [3, 4], [1, 1])
-    with pytest.raises(ValueError, match="vary"):
-        ff.weighted_line([1, 1, 1], [3, 4, 5], [1, 1, 1])
-    with pytest.raises(ValueError, match="positive"):
-        ff.weighted_line([1, 2, 3], [3, 4, 5], [1, 0, 1])
-    with pytest.raises(ValueError, match="finite"):
-        ff.weighted_line([1, 2, 3], [3, math.nan, 5], [1, 1, 1])
 
 
 def test_frontier_picks_the_best_size_at_each_point():

@@ -96,6 +96,7 @@ def test_bytes_match_a_real_state(tiny_plan):
     assert tiny_plan.game_share == pytest.approx(1 / DEVICES)
 
 
+@pytest.mark.deep  # CI: test_bytes_match_a_real_state
 @SLOW
 def test_fit_predicts_the_held_out_compile(tiny_plan):
     for name, model in tiny_plan.models.items():

@@ -187,6 +187,7 @@ def test_a_records_folder_that_cannot_be_written_is_one_line_before_the_games(
         )
 
 
+@pytest.mark.deep  # CI: records of evaluate (any game) and of both engines here
 @pytest.mark.slow  # complete games against an outside engine
 def test_evaluate_against_an_engine_writes_its_games(capsys, xiangqi_run, tmp_path):
     spec = f"uci:{stockfish()} depth=1"

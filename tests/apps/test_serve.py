@@ -42,7 +42,12 @@ def _play_out(client, game, *, rng, human_side, max_plies):
 # Tic-tac-toe and Connect Four in the default suite, the other families in the slow set (CI):
 # each game's server compiles its agent's search (docs/testing.md).
 @pytest.mark.parametrize(
-    "game", marked(GAMES, slow=[g for g in GAMES if g not in ("tic_tac_toe", "connect_four")])
+    "game",
+    marked(
+        GAMES,
+        slow=[g for g in GAMES if g not in ("tic_tac_toe", "connect_four")],
+        deep=["xiangqi", "othello_6x6"],  # CI: the other games, and Xiangqi's start FEN above
+    ),
 )
 def test_a_game_is_played_through_the_api(served, game):
     client = Client(served(game))

@@ -245,6 +245,7 @@ def test_an_abandoned_trial_is_claimed_once_and_requeued(tmp_path):
     assert [t.state for t in study.get_trials()] == [TrialState.FAIL, TrialState.RUNNING]
 
 
+@pytest.mark.deep  # CI: tests/training/test_population.py
 @pytest.mark.slow  # trains several tiny trials
 def test_a_population_of_trials_trains_together(tmp_path):
     space = sweeps.Space(

@@ -150,6 +150,7 @@ def kill_one_of_two_workers(tmp_path, storage: str | None, *, then_sigterm: bool
         assert killed == [TrialState.FAIL, TrialState.COMPLETE]
 
 
+@pytest.mark.deep  # CI: the PostgreSQL workers survive a kill
 def test_two_journal_workers_survive_a_kill_and_a_sigterm(tmp_path):
     """On the journal file: kill -9 to one worker; SIGTERM to the other, which re-queues
     its trial itself; the same command again resumes what is left and finishes the study.

@@ -413,6 +413,7 @@ ALL_ON = {
 }
 
 
+@pytest.mark.deep  # CI: each option's own tests here and test_recovery's resumes
 def test_go_run_with_all_three_options_trains_and_resumes(tmp_path):
     config = go_config(**ALL_ON)
     workdir = tmp_path / "run"

@@ -51,6 +51,7 @@ def pair_counts(directory) -> dict[frozenset, int]:
     return counts
 
 
+@pytest.mark.deep  # CI: the killed tournament resumes
 @pytest.mark.slow  # 41 s
 def test_round_robin_resumes_and_grows_without_replaying(ttt_run, tmp_path):
     directory = tmp_path / "t"
@@ -188,6 +189,7 @@ def test_killed_tournament_resumes_without_losing_or_repeating_games(ttt_run, tm
     assert "random" in result.stdout and "95% interval" in result.stdout
 
 
+@pytest.mark.deep  # CI: test_gtp's complete games against GNU Go
 @pytest.mark.slow
 def test_go_gauntlet_against_gnugo_levels_through_gtp(go_run, tmp_path):
     """A tiny untrained Go run against GNU Go at levels 0 and 10, refereed by azjax's rules."""

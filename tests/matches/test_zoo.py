@@ -11,7 +11,7 @@ import zipfile
 import jax
 import numpy as np
 import pytest
-from conftest import jit_for, require_program, tiny_config, untrained_run
+from conftest import jit_for, marked, require_program, tiny_config, untrained_run
 
 from azjax.apps import cli
 from azjax.matches import arena, tournament, zoo
@@ -90,6 +90,7 @@ def test_rate_adds_ratings_to_a_shipped_agent(tiny_zoo, capsys):
     assert cli.main(["zoo", "--rate", "tiny_ttt", "--export", "x"]) == 2
 
 
+@pytest.mark.deep  # CI: test_gtp's games against GNU Go; rate puts a tournament on the card
 @pytest.mark.slow
 def test_a_series_against_gnugo_goes_on_the_card(tmp_path, monkeypatch, capsys):
     gnugo = require_program("gnugo", install="apt-get install gnugo", paths=("/usr/games",))
@@ -109,7 +110,7 @@ def test_a_series_against_gnugo_goes_on_the_card(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.slow  # eight agents' matches to compile: 84 s in all
-@pytest.mark.parametrize("name", zoo.names())
+@pytest.mark.parametrize("name", marked(zoo.names(), deep=["xiangqi"]))  # CI: the others
 def test_every_shipped_agent_beats_random(name):
     agent = load_agent(
         f"zoo:{name}", num_simulations=min(16, zoo.read_settings(name).agent.simulations)

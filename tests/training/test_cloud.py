@@ -389,6 +389,7 @@ def _games(emulator: str, prefix: str) -> list[dict]:
     return [json.loads(line) for line in lines]
 
 
+@pytest.mark.deep  # CI: test_tournament's kill and resume, and the bucket's own tests here
 @pytest.mark.slow
 def test_a_tournament_in_the_bucket_plays_rates_and_resumes(emulator, small_run):
     env = _env(emulator)
@@ -423,6 +424,7 @@ def test_a_tournament_in_the_bucket_plays_rates_and_resumes(emulator, small_run)
     assert read == {"players": sorted(players), "games": 2 * len(grown), "steps": [1, 2]}
 
 
+@pytest.mark.deep  # CI: test_sweep_workers (PostgreSQL) and the bucket's tests here
 @pytest.mark.slow
 def test_a_sweep_in_the_bucket_keeps_its_study_in_a_database(emulator, tmp_path):
     env = _env(emulator)
@@ -513,6 +515,7 @@ def _azjax(command: str, env: dict) -> tuple[list[str], dict]:
     return [PYTHON, "-m", "azjax.apps.cli", *words[1:]], env
 
 
+@pytest.mark.deep  # CI: commands reading a run from the bucket, a bucket that stops
 @pytest.mark.slow
 def test_the_scaling_page_runs_as_written_with_its_bucket_on_an_emulator(tmp_path):
     require_program("gcp-storage-emulator", install="pip install -e '.[test]'")

@@ -22,6 +22,7 @@ def test_previous_network_and_random_as_evaluation_opponents(tmp_path):
     assert evaluated["eval/previous/score"].between(0, 1).all()
 
 
+@pytest.mark.deep  # CI: test_gtp's complete games against GNU Go
 @pytest.mark.slow
 def test_gnugo_as_a_training_evaluation_opponent(tmp_path):
     gnugo = require_program("gnugo", install="apt-get install gnugo", paths=("/usr/games",))

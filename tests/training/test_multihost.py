@@ -368,7 +368,7 @@ def wait_for_line(child: subprocess.Popen, prefix: str) -> str:
 @pytest.mark.parametrize(
     "signal_name",
     [
-        pytest.param("SIGTERM", marks=pytest.mark.slow),
+        pytest.param("SIGTERM", marks=pytest.mark.deep),  # CI: the killed-process test below
         pytest.param("SIGINT", marks=pytest.mark.deep),
     ],
 )
@@ -467,7 +467,7 @@ def test_after_a_lost_process_only_process_0_waits_for_its_saves_and_briefly(mon
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("killed", [0, 1])
+@pytest.mark.parametrize("killed", [pytest.param(0, marks=pytest.mark.deep), 1])  # CI: one
 def test_a_process_killed_stops_the_other_with_one_line_and_both_resume(tmp_path, killed):
     """kill -9 of either process of two: the other stops at once with one line that says a
     process was lost and how to resume (status 1, no abort, no stack trace). Process 1 lost
@@ -631,6 +631,7 @@ def test_a_population_spans_two_processes_as_it_runs_in_one(tmp_path):
         assert checkpoint_steps(many / name) == checkpoint_steps(one / name)
 
 
+@pytest.mark.deep  # CI: test_sweep_workers (one study) and the killed-process test
 @pytest.mark.slow
 def test_a_sweep_worker_spans_two_processes(tmp_path):
     """`azjax sweep --population 2` as two processes of one device each (a pod slice of two

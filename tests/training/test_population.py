@@ -74,6 +74,7 @@ def test_a_population_trains_as_its_members_would_alone(population_and_separate_
             np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.deep  # CI: the population's other tests
 @pytest.mark.slow  # trains a population twice and its members alone
 def test_a_stopped_member_is_frozen_and_resumes_alone(population_and_separate_runs):
     root, seen, after_first_call = population_and_separate_runs

@@ -292,6 +292,7 @@ def _get_json(url: str, timeout: float = 60):
     return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
 
 
+@pytest.mark.deep  # CI: TensorBoard holds the records
 @pytest.mark.slow  # 20 s
 def test_profile_opens_in_tensorboards_profile_tab(tmp_path):
     """`train.profile` writes into the run's TensorBoard folder, where TensorBoard's Profile
