@@ -62,6 +62,7 @@ _EXPORTS = {
     "read_metrics": ("azjax.runs.metrics", "read_metrics"),
     "load_metrics": ("azjax.runs.directory", "load_metrics"),
     "list_checkpoints": ("azjax.runs.directory", "list_checkpoints"),
+    "export_state": ("azjax.runs.export_state", "export"),
     "load_run_config": ("azjax.config", "load_run_config"),
     "plot_run": ("azjax.runs.plots", "plot_run"),
     "plot_runs": ("azjax.runs.plots", "plot_runs"),

@@ -3,6 +3,7 @@ each builds the config's records once (`build.make_settings`) and hands them to 
 which never sees a config.
 
     azjax.train(config, "runs/c4")
+    azjax.train(azjax.load_config("exports/c4"), "runs/c4b", resume_from="exports/c4")
     azjax.train_population([config_a, config_b], ["runs/a", "runs/b"])
 """
 
@@ -28,10 +29,12 @@ def train(
     quiet: bool = False,
     progress: str = "bar",
     callback: Callable[[dict], bool | None] | None = None,
+    resume_from: str | Path | None = None,
 ) -> TrainerState:
     """Runs (or resumes) the experiment `config` (`config.load_config`, or `base_config()`
-    plus overrides) in `workdir` until its iteration budget; the options and what it raises
-    are `azjax.training.train.train`'s, which trains the records built here."""
+    plus overrides) in `workdir` until its iteration budget; the options (`resume_from`: an
+    export, `azjax export-state`) and what it raises are `azjax.training.train.train`'s,
+    which trains the records built here."""
     return train_lib.train(
         build.make_settings(config),
         workdir,
@@ -40,6 +43,7 @@ def train(
         quiet=quiet,
         progress=progress,
         callback=callback,
+        resume_from=resume_from,
     )
 
 

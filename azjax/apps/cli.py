@@ -4,6 +4,7 @@
         --config.search.num_simulations=32
     azjax train --workdir runs/c4 --config.train.num_iterations=600   # resume, go on longer
     azjax train --config othello:cpu6 --print-config       # the resolved config, at once
+    azjax export-state runs/c4 out/c4   # to commit; train --workdir NEW --resume-from out/c4
     azjax evaluate --workdir runs/c4 --opponent mcts:800 --games 200
     azjax evaluate --agent go_9x9 --opponent 'gtp:"gnugo --mode gtp --level 0"' --games 20
     azjax mistakes --workdir runs/c4 --simulations 0,32,200   # against perfect play
@@ -32,7 +33,7 @@ import sys
 
 from azjax.apps import cli_errors, console
 from azjax.apps.cli_args import check_local_paths, parser, resolve_agent, split_overrides
-from azjax.apps.cli_train import joined, train
+from azjax.apps.cli_train import export_state, joined, train
 from azjax.extras import missing_extra
 
 
@@ -307,6 +308,7 @@ def _bench(args) -> int:
 
 COMMANDS = {
     "train": train,
+    "export-state": export_state,
     "evaluate": _evaluate,
     "mistakes": _mistakes,
     "play": _play,

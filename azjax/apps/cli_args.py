@@ -196,6 +196,9 @@ def _add_train(commands) -> None:
         action="store_true",
         help="resume a workdir even though its saved config differs",
     )
+    train.add_argument(
+        "--resume-from", metavar="OUT", help="start a new --workdir from an export (export-state)"
+    )
     train.add_argument("--devices", type=_count(1), default=None, help="use the first N devices")
     train.add_argument(
         "--no-compile-cache",
@@ -205,6 +208,12 @@ def _add_train(commands) -> None:
         "turns it off)",
     )
     add_hosts_arguments(train, "one run over the devices of several processes")
+    export = commands.add_parser(  # the state --resume-from starts from
+        "export-state", help="a run's state without its replay, small enough to commit"
+    )
+    export.add_argument("workdir", metavar="WORKDIR")
+    export.add_argument("out", metavar="OUT", help="a new (or empty) folder")
+    export.add_argument("--step", type=_count(1), help="the checkpoint (default: the newest)")
 
 
 def _add_evaluate(commands) -> None:

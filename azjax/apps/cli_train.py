@@ -1,7 +1,7 @@
-"""`azjax train` on the command line: the run's config from the flags, overrides or the
-run itself, `--print-config` and `--memory-plan`, and joining the other processes of a
-multi-host run (`joined`, which `azjax sweep` uses too). Like `cli`, an entry point: a
-command imports only what it runs, so `azjax --help` loads no jax."""
+"""`azjax train` (and `export-state`) on the command line: the run's config from the flags,
+overrides, the run itself or its export, `--print-config` and `--memory-plan`, and joining
+the other processes of a multi-host run (`joined`, which `azjax sweep` uses too). An entry
+point like `cli`: a command imports only what it runs, so `azjax --help` loads no jax."""
 
 import json
 import sys
@@ -11,6 +11,13 @@ def train(args, overrides) -> int:
     if args.print_config or args.memory_plan:
         return _print_config(args, overrides)
     return joined(args, lambda: _train_run(args, overrides))
+
+
+def export_state(args) -> int:
+    from azjax.runs import export_state as export_lib  # noqa: PLC0415
+
+    print(export_lib.summary(export_lib.export(args.workdir, args.out, step=args.step)))
+    return 0
 
 
 def joined(args, command) -> int:
@@ -65,6 +72,7 @@ def _train_run(args, overrides) -> int:
             allow_config_change=args.allow_config_change,
             mesh=mesh,
             progress="lines",
+            resume_from=args.resume_from,
         )
     except KeyboardInterrupt:
         return 130
@@ -74,7 +82,7 @@ def _train_run(args, overrides) -> int:
 def _train_config(args, overrides):
     """The config `azjax train` runs and its workdir: `--config` with the overrides, or with
     no `--config` the config a `--workdir` run saved (`RUN/config.json`), so that a run
-    resumes from its directory alone.
+    resumes from its directory alone, else the `--resume-from` export's (checked by `train`).
 
     Raises:
       UserError: a bad config or override, or, resuming, an override of a key that a run may
@@ -86,6 +94,8 @@ def _train_config(args, overrides):
     from azjax.paths import workdir_path  # noqa: PLC0415
     from azjax.types import UserError  # noqa: PLC0415
 
+    if args.resume_from is not None and args.workdir is None:
+        raise UserError("--resume-from OUT starts a new run: name its --workdir")
     workdir = args.workdir
     if workdir is None and args.config is not None:
         # `--config RUN/config.json` (or `--config RUN`) resumes RUN.
@@ -97,6 +107,10 @@ def _train_config(args, overrides):
     saved_path = workdir_path(workdir) / "config.json" if workdir is not None else None
     if args.config is None and saved_path is not None and saved_path.is_file():
         config = config_lib.read_config_file(saved_path)
+    elif args.config is None and args.resume_from is not None:
+        from azjax.runs.export_state import Export  # noqa: PLC0415
+
+        config = config_lib.load_config(str(Export.open(args.resume_from).path))
     else:
         config = config_lib.load_config(args.config)
     config_lib.apply_overrides(config, overrides)

@@ -4,7 +4,8 @@ config, read and built once (`build.make_settings`), for the wings that load sav
 
 Each function takes a path or the config's JSON form and returns records or plain data. The
 records are an agent's: no self-play `Pipeline` (`Settings.pipeline` is None), so a run
-whose config no longer builds one (an older or changed config) still loads and plays.
+whose config no longer builds one (an older or changed config) still loads and plays;
+`from_saved(..., pipeline=True)` builds it, for the shapes of a run's whole state.
 """
 
 import json
@@ -41,14 +42,21 @@ def read_run(
     return read(path, overrides=overrides)
 
 
-def from_saved(data: dict, *, source: str, overrides: dict[str, str] | None = None) -> Settings:
+def from_saved(
+    data: dict,
+    *,
+    source: str,
+    overrides: dict[str, str] | None = None,
+    pipeline: bool = False,
+) -> Settings:
     """The records of a config's JSON form (a checkpoint's config item); `source` names it in
-    the errors.
+    the errors. `pipeline`: with the self-play `Pipeline` (the shapes of a run's whole
+    state), which a config that no longer builds one refuses.
 
     Raises:
-      UserError: as `read`.
+      UserError: as `read`, or as `build.make_pipeline` with `pipeline`.
     """
-    return _built(config_lib.from_dict(data, source=source), overrides)
+    return _built(config_lib.from_dict(data, source=source), overrides, pipeline=pipeline)
 
 
 def tunable(data: dict, *, source: str) -> dict:
@@ -67,7 +75,7 @@ def differences(path: str | Path, given_json: str) -> list[str]:
     return config_lib.config_differences(saved.to_dict(), json.loads(given_json))
 
 
-def _built(config, overrides: dict[str, str] | None) -> Settings:
+def _built(config, overrides: dict[str, str] | None, *, pipeline: bool = False) -> Settings:
     if overrides:
         config = config_lib.apply_overrides(config, overrides)
-    return build.make_settings(config, pipeline=False)
+    return build.make_settings(config, pipeline=pipeline)

@@ -50,7 +50,13 @@ class DamagedCheckpoint(Exception):
 
 
 def _abstract(tree: Any) -> Any:
-    return jax.tree.map(ocp.utils.to_shape_dtype_struct, tree)
+    """The restore target of an example: host (numpy) arrays restore as host arrays, on no
+    device; device arrays and shapes with their shardings."""
+
+    def target(leaf):
+        return leaf if isinstance(leaf, np.ndarray) else ocp.utils.to_shape_dtype_struct(leaf)
+
+    return jax.tree.map(target, tree)
 
 
 def restore(
@@ -62,9 +68,10 @@ def restore(
 ) -> Restored:
     """Restores `step` of `directory` into the structure (and shardings) of the examples.
 
-    `params_like` may also be a function of the checkpoint's own config (a dict, or None
-    for checkpoints written without one) returning the example: the network is then
-    shaped as that checkpoint was written, whatever the run's config says now.
+    `params_like` (and `trainer_like`) may also be a function of the checkpoint's own config
+    (a dict, or None for checkpoints written without one) returning the example: the network
+    is then shaped as that checkpoint was written, whatever the run's config says now. Host
+    (numpy) examples restore as host arrays, whatever devices the checkpoint was written on.
 
     Raises:
       UserError: the checkpoint does not exist, or holds arrays of other shapes than the
@@ -74,8 +81,10 @@ def restore(
     path = directory / str(step)
     if not path.is_dir():
         raise UserError(f"checkpoint {path} does not exist")
-    if callable(params_like):
-        params_like = params_like(_read_config(manager, directory, step))
+    if callable(params_like) or callable(trainer_like):
+        config = _read_config(manager, directory, step)
+        params_like = params_like(config) if callable(params_like) else params_like
+        trainer_like = trainer_like(config) if callable(trainer_like) else trainer_like
     _check_shapes(manager, directory, step, "params", params_like)
     if trainer_like is not None:
         _check_shapes(manager, directory, step, "trainer", trainer_like)

@@ -142,7 +142,12 @@ class HostLoop:
                 self.axis.member(fresh, index), self.member_run, step=self.resume_step(index)
             )
             start = 0 if restored is None else restored.step
-            if restored is not None:
+            if member.seeded:
+                self.log(
+                    f"starting {member.workdir} from the export {member.origin.path}, "
+                    f"iteration {start} (its replay refills first)"
+                )
+            elif restored is not None:
                 self.log(f"resuming {member.workdir} from iteration {start}")
             self.restored(index, restored, start)  # before the writer: it may retune
             member.open_writer(

@@ -19,6 +19,8 @@ import numpy as np
 
 from azjax.config.settings import Settings
 from azjax.runs.checkpoint import Checkpointer
+from azjax.runs.checkpoint_restore import Restored
+from azjax.runs.export_state import Export
 from azjax.runs.metrics import MetricsWriter
 from azjax.runs.state_layout import join_state, relayout, split_state
 from azjax.training.evaluation import Evaluation
@@ -80,12 +82,22 @@ class Member:
     iteration: int = 0
     saved: int = 0  # the newest iteration saved
     stopped: bool = False  # by the callback
+    origin: Export | None = None  # seeds a member without checkpoints (`--resume-from`)
+    seeded: bool = False  # `restore` started it from `origin`
 
     @classmethod
-    def open(cls, settings: Settings, workdir: Path, *, index: int | None = None) -> "Member":
+    def open(
+        cls,
+        settings: Settings,
+        workdir: Path,
+        *,
+        index: int | None = None,
+        origin: Export | None = None,
+    ) -> "Member":
         """The member that trains `settings` in `workdir`, its checkpointer opened; `index`,
         its place in a population, names its checkpointer's barriers apart from the
-        others' (`Checkpointer`'s `barrier_prefix`)."""
+        others' (`Checkpointer`'s `barrier_prefix`); `origin`, an export
+        (`runs.export_state`) it starts from while it has no checkpoint."""
         run = settings.run
         checkpointer = Checkpointer(
             workdir,
@@ -95,7 +107,7 @@ class Member:
             clean_up=True,
             storage_timeout_s=run.storage_timeout_s,
         )
-        return cls(settings, workdir, checkpointer)
+        return cls(settings, workdir, checkpointer, origin=origin)
 
     @property
     def run(self):
@@ -110,7 +122,9 @@ class Member:
         """This member's state from its checkpoint at `step` (None: its newest readable
         one), placed and relaid out for `member_run` (a `compiled.CompiledRun`), and what
         the checkpoint held; `(like, None)` for a new member. `like` is a fresh state of
-        the member.
+        the member. A member without checkpoints but with an `origin` starts from it: `like`
+        with the export's network, optimizer, key and counters (its replay empty, its games
+        at their start), and the export's records as those restored.
 
         Raises:
           UserError: the member has checkpoints but none is readable.
@@ -126,9 +140,14 @@ class Member:
                     f"are in {self.workdir / 'checkpoints_damaged'}); start over with "
                     "another --workdir"
                 )
+        shardings = member_run.shardings
+        if restored is None and self.origin is not None:
+            origin, self.seeded = self.origin, True
+            state = jax.device_put(origin.seed(like), shardings)
+            seed = Restored(origin.iteration, None, None, origin.config, origin.history)
+            return state, seed
         if restored is None:
             return like, None
-        shardings = member_run.shardings
         state = join_state(like, restored.params, restored.trainer)
         state = jax.device_put(state, shardings)
         state = relayout(state, shardings, member_run.pipeline.num_shards)

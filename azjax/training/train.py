@@ -7,6 +7,7 @@ times, logs, gates (`gating`), evaluates, checkpoints, and stops cleanly on a si
 """
 
 import contextlib
+import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -15,11 +16,14 @@ import jax
 from jax.sharding import Mesh
 
 from azjax import games, interrupt
+from azjax.config import saved
+from azjax.config.keys import RESUMABLE_KEYS
 from azjax.config.settings import Settings
-from azjax.core.steps import TrainerState
+from azjax.core.steps import TrainerState, init_state
 from azjax.paths import bound_cloud_writes, workdir_path
 from azjax.runs import checkpoint, distributed, lock
-from azjax.runs.directory import prepare_workdir
+from azjax.runs.directory import list_checkpoints, prepare_workdir
+from azjax.runs.export_state import CONFIG, Export
 from azjax.training import gating, memory_check, pretrain
 from azjax.training.compiled import compile_run
 from azjax.training.host_loop import HostLoop
@@ -38,6 +42,7 @@ def train(
     quiet: bool = False,
     progress: str = "bar",
     callback: Callable[[dict], bool | None] | None = None,
+    resume_from: str | Path | None = None,
 ) -> TrainerState:
     """Runs (or resumes) the experiment of `settings` in `workdir` until its iteration budget.
     (`azjax.train` takes a config and builds them.)
@@ -64,11 +69,17 @@ def train(
       callback: called with each iteration's record (the `metrics.jsonl` line, evaluation
         included) after it is written; returning True stops the run there, saved, and
         `train` returns normally (early stopping from a notebook).
+      resume_from: an export (`azjax export-state`, `runs.export_state`) that a `workdir`
+        without checkpoints starts from: its network, optimizer state, RNG key, counters and
+        records, with an empty replay and self-play games at their start (iterations go on
+        from the export's). A workdir whose checkpoints continue the export resumes from
+        them as any run does.
 
     Raises:
       UserError: a bad workdir, one another run trains in (`runs.lock`), a config that
         differs from the saved one, an unreadable run, processes given different configs or
-        workdirs.
+        workdirs; `resume_from` not an export, of another config (as a resumed run's
+        changes are checked) or shape, or `workdir` holding checkpoints of another run.
       RunError: the disk is full (the last good checkpoint is named).
       KeyboardInterrupt: after saving, on a signal.
     """
@@ -88,7 +99,12 @@ def train(
         bound_cloud_writes(run_settings.storage_timeout_s)
         # Checked first (nothing is made for a refused run), then again under the lock.
         prepare_workdir(settings, workdir, allow_config_change=allow_config_change, write=False)
+        origin = None
+        if resume_from is not None:
+            origin = _origin(settings, workdir, resume_from, allow_config_change, log)
         records, data = run_settings.records, None
+        if resume_from is not None:  # a run resumed: no pretraining on the records
+            records = None
         if records is not None and not (workdir / "config.json").exists():
             # A new run reads its records first: a refused record leaves no run behind.
             game = games.make(run_settings.game, **run_settings.game_kwargs)
@@ -98,13 +114,15 @@ def train(
         memory_check.check_state(run.init, jax.random.PRNGKey(run_settings.seed))
         held.enter_context(lock.hold(workdir, primary=primary))
         prepare_workdir(settings, workdir, allow_config_change=allow_config_change, write=primary)
+        if origin is not None and primary:
+            origin.install(workdir)  # a gated run's best network
         gate = None
         if gated:
             variables_sharding = run.shardings.train_state.variables
             gate = gating.make_gate(
                 settings, run.pipeline, workdir, sharding=variables_sharding, log=log
             )
-        member = Member.open(settings, workdir)
+        member = Member.open(settings, workdir, origin=origin)
         start = None
         if records is not None:
             if distributed.process_count() > 1:
@@ -135,3 +153,39 @@ def train(
                 progress="none" if quiet or not primary else progress,
                 callback=None if callback is None else lambda _, record: callback(record),
             )
+
+
+def _origin(
+    settings: Settings, workdir: Path, resume_from, allow_config_change: bool, log
+) -> Export | None:
+    """The export `resume_from` that `workdir` starts from, checked against `settings`; None
+    where `workdir`'s checkpoints continue it already (it resumes from them).
+
+    Raises:
+      UserError: not an export; a config that differs from the export's in a key a resumed
+        run may not change (without `allow_config_change`); arrays of other shapes; or
+        `workdir` holding checkpoints of another run.
+    """
+    origin = Export.open(resume_from)
+    steps = list_checkpoints(workdir) if (workdir / "checkpoints").is_dir() else []
+    if steps:
+        if not origin.continued_in(workdir):
+            raise UserError(
+                f"{workdir} holds checkpoints of a run not resumed from {resume_from}: "
+                "name a new --workdir to resume from the export"
+            )
+        log(f"{workdir} already resumed from {resume_from}; resuming from its checkpoints")
+        return None
+    differences = saved.differences(origin.path / CONFIG, settings.config_json)
+    if differences and not allow_config_change:
+        raise UserError(
+            f"the export {resume_from} holds a run with a different config ("
+            + "; ".join(differences)
+            + f"); a resumed run may change only {', '.join(RESUMABLE_KEYS)}: pass "
+            "--allow-config-change to resume anyway"
+        )
+    # The shapes before anything compiles: a run of another game or network is refused.
+    origin.seed(
+        jax.eval_shape(functools.partial(init_state, settings.pipeline), jax.random.PRNGKey(0))
+    )
+    return origin
