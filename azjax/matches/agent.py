@@ -26,7 +26,6 @@ from azjax.matches.mcts_baseline import make_mcts_baseline
 from azjax.matches.minimax import make_minimax_player
 from azjax.paths import workdir_path
 from azjax.runs import checkpoint
-from azjax.runs.checkpoint_restore import DamagedCheckpoint
 from azjax.types import Player, PRNGKey, Searcher, SearchOutput, UserError
 
 
@@ -141,7 +140,6 @@ def load_agent(
     run = saved.read_run(workdir, what="an azjax run directory")
     if not (workdir_path(workdir) / "checkpoints").is_dir():
         raise UserError(f"no checkpoint in {workdir}/checkpoints")
-    checkpointer = checkpoint.Checkpointer(workdir)
 
     def example(data: dict | None):  # the network as the checkpoint was written
         settings = (
@@ -149,20 +147,7 @@ def load_agent(
         )
         return jax.eval_shape(settings.network.init, jax.random.PRNGKey(0))
 
-    try:
-        if step is None:
-            restored = checkpointer.restore_newest(example)
-            if restored is None:
-                raise UserError(f"no readable checkpoint in {workdir}/checkpoints")
-        else:
-            try:
-                restored = checkpointer.restore(step, example)
-            except DamagedCheckpoint as damaged:
-                raise UserError(
-                    f"checkpoint {step} of {workdir} is damaged: {damaged.reason}"
-                ) from None
-    finally:
-        checkpointer.close()
+    restored = checkpoint.read_checkpoint(workdir, step, example)
     overrides = _search_overrides(search)
     settings = run
     if restored.config is not None:

@@ -430,3 +430,27 @@ def closing(checkpointers):
     finally:
         for checkpointer in checkpointers:
             checkpointer.close(timeout_s=wait_s)
+
+
+def read_checkpoint(workdir, step: int | None, *examples) -> checkpoint_restore.Restored:
+    """Checkpoint `step` of `workdir` (None: its newest readable one) restored like
+    `examples` (`Checkpointer.restore`), the checkpointer closed after.
+
+    Raises:
+      UserError: no readable checkpoint, or checkpoint `step` damaged.
+    """
+    checkpointer = Checkpointer(workdir)
+    try:
+        if step is None:
+            restored = checkpointer.restore_newest(*examples)
+            if restored is None:
+                raise UserError(f"no readable checkpoint in {workdir}/checkpoints")
+            return restored
+        try:
+            return checkpointer.restore(step, *examples)
+        except checkpoint_restore.DamagedCheckpoint as damaged:
+            raise UserError(
+                f"checkpoint {step} of {workdir} is damaged: {damaged.reason}"
+            ) from None
+    finally:
+        checkpointer.close()

@@ -41,8 +41,7 @@ from azjax.config.keys import config_text
 from azjax.core.steps import TrainerState, init_state
 from azjax.faults import is_disk_full
 from azjax.paths import is_local, read_json, read_regular, read_text, workdir_path
-from azjax.runs.checkpoint import Checkpointer
-from azjax.runs.checkpoint_restore import DamagedCheckpoint
+from azjax.runs.checkpoint import read_checkpoint
 from azjax.runs.metrics import parse_lines
 from azjax.runs.state_layout import join_state, split_state
 from azjax.types import RunError, UserError
@@ -102,21 +101,7 @@ def _restore(workdir: Path, step: int | None):
     except FileNotFoundError:
         run_config = None
     params_like, trainer_like = _examples(workdir, run_config)
-    checkpointer = Checkpointer(workdir)
-    try:
-        if step is None:
-            restored = checkpointer.restore_newest(params_like, trainer_like)
-            if restored is None:
-                raise UserError(f"no readable checkpoint in {workdir / 'checkpoints'}")
-        else:
-            try:
-                restored = checkpointer.restore(step, params_like, trainer_like)
-            except DamagedCheckpoint as damaged:
-                raise UserError(
-                    f"checkpoint {step} of {workdir} is damaged: {damaged.reason}"
-                ) from None
-    finally:
-        checkpointer.close()
+    restored = read_checkpoint(workdir, step, params_like, trainer_like)
     config = restored.config if restored.config is not None else run_config
     history = restored.metrics
     if history is None and (workdir / METRICS).is_file():  # written before checkpoints held it
