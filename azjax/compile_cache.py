@@ -9,18 +9,31 @@ compiled, so results are bit for bit those of a compile.
 
 `release` drops the compiled programs a process holds, for commands that train one config
 after another in one process (the frontier's sizes, a sweep worker's trials, an ablation).
+
+Results that take seconds to compute and depend on the code alone keep there too, each in a
+file of its own (`entry`: `compute.measure`'s FLOP counts), keyed by what they are of and
+by jax's and azjax's versions and azjax's source.
 """
 
+import functools
+import hashlib
+import json
 import os
 from pathlib import Path
 
 import jax
+import jaxlib
+
+from azjax import __version__
 
 OFF_VALUES = ("0", "off", "false", "no")
 MIN_COMPILE_SECONDS = 0.5  # programs that compile faster are compiled again, not stored
 # A process training config after config drops its compiled programs past this share of its
 # memory mappings (`release`).
 RELEASE_ABOVE = 0.5
+ENTRY_PREFIX = "azjax-"  # `entry` files: azjax-KIND-HASH.json (JAX's end in -cache, -atime)
+
+_enabled: list[Path] = []  # the folder `enable` turned the cache on in (empty: off)
 
 
 def default_folder() -> Path:
@@ -35,11 +48,13 @@ def enable(on: bool = True) -> Path | None:
 
     An unwritable folder leaves it off: a cache is never a reason for a command to fail.
     """
+    _enabled.clear()
     if not on or os.environ.get("AZJAX_COMPILATION_CACHE", "").lower() in OFF_VALUES:
         jax.config.update("jax_enable_compilation_cache", False)
         return None
     if jax.config.jax_compilation_cache_dir:  # set already (JAX_COMPILATION_CACHE_DIR, a
-        return Path(jax.config.jax_compilation_cache_dir)  # caller): left as it is
+        _enabled.append(Path(jax.config.jax_compilation_cache_dir))  # caller): left as it is
+        return _enabled[0]
     folder = str(default_folder())
     try:
         Path(folder).mkdir(parents=True, exist_ok=True)
@@ -49,7 +64,46 @@ def enable(on: bool = True) -> Path | None:
         return None
     jax.config.update("jax_compilation_cache_dir", folder)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
-    return Path(folder)
+    _enabled.append(Path(folder))
+    return _enabled[0]
+
+
+def folder() -> Path | None:
+    """The cache's folder while `enable` has turned it on in this process (and nothing has
+    turned it off since: a multi-process CPU run, `runs.distributed`); None otherwise."""
+    if not _enabled or not jax.config.jax_enable_compilation_cache:
+        return None
+    return _enabled[0]
+
+
+@functools.cache
+def source_digest() -> str:
+    """A digest of azjax's source files: a result kept for one version of the code is not
+    read back by another (the version number stays the same between releases)."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode() + b"\0")
+        try:
+            digest.update(path.read_bytes() + b"\0")
+        except OSError:  # a cache is never a reason for a command to fail
+            continue
+    return digest.hexdigest()
+
+
+def entry(kind: str, key) -> Path | None:
+    """The file that keeps a result of `kind` for `key` (JSON: what fixes the result), keyed
+    also by jax's, jaxlib's and azjax's versions, azjax's source and the platform; None while
+    the cache is off. Callers read it, ignoring an unreadable one, and write it with
+    `paths.write_atomically`, ignoring an `OSError`."""
+    where = folder()
+    if where is None:
+        return None
+    versions = {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "azjax": __version__}
+    versions.update(source=source_digest(), platform=jax.default_backend())
+    text = json.dumps({"kind": kind, "key": key, **versions}, sort_keys=True)
+    name = f"{ENTRY_PREFIX}{kind}-{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
+    return where / name
 
 
 def mappings_in_use() -> float | None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from azjax import compile_cache
 from azjax.apps import api
-from azjax.config import apply_overrides, build, load_config
+from azjax.config import apply_overrides, build, load_config, pipeline_key
 from azjax.paths import write_atomically
 from azjax.runs import directory as runs
 from azjax.training import compute
@@ -64,7 +64,7 @@ def _iteration_flops(config) -> tuple[float, int]:
     """Training FLOPs of one iteration of `config` (a playout cap at its expected share of
     full searches) and the network's parameters."""
     pipeline = build.make_pipeline(config)
-    costs = compute.measure(pipeline)
+    costs = compute.measure(pipeline, pipeline_key(config))
     full = {"playout_cap/full_fraction": float(config.selfplay.full_search_fraction)}
     selfplay = compute.selfplay_evaluations(pipeline, full) * costs.forward_flops
     learn = pipeline.updates_per_iteration * costs.update_flops

@@ -43,10 +43,16 @@ def make_mesh(num_devices: int | None = None) -> Mesh:
     return Mesh(np.asarray(devices), ("data",))
 
 
-def state_shardings(pipeline: Pipeline, mesh: Mesh) -> TrainerState:
+def state_shardings(pipeline: Pipeline, mesh: Mesh, init=None) -> TrainerState:
     """Self-play games and the replay's positions split over the `data` axis (each device its
-    games and its ring, see `replay`); everything else replicated."""
-    abstract = jax.eval_shape(functools.partial(init_state, pipeline), jax.random.PRNGKey(0))
+    games and its ring, see `replay`); everything else replicated.
+
+    Args:
+      init: `functools.partial(init_state, pipeline)` (the default), the state's shapes
+        come from; `compile_run` passes the one it jits, whose trace JAX then reuses.
+    """
+    init = functools.partial(init_state, pipeline) if init is None else init
+    abstract = jax.eval_shape(init, jax.random.PRNGKey(0))
     replicated = NamedSharding(mesh, PartitionSpec())
     batch = NamedSharding(mesh, PartitionSpec("data"))
     shardings = jax.tree.map(lambda _: replicated, abstract)
@@ -104,12 +110,14 @@ def compile_run(settings: Settings, mesh: Mesh | None = None) -> CompiledRun:
             if value % num_devices:
                 raise UserError(f"{key}={value} must be divisible by {num_devices} devices")
         pipeline = dataclasses.replace(pipeline, mesh=mesh)
-        shardings = state_shardings(pipeline, mesh)
+        # One function for the shapes and the jitted init: JAX traces it once for both.
+        init = functools.partial(init_state, pipeline)
+        shardings = state_shardings(pipeline, mesh, init)
         _COMPILED[cache_key] = CompiledRun(
             pipeline=pipeline,
             mesh=mesh,
             shardings=shardings,
-            init=jax.jit(functools.partial(init_state, pipeline), out_shardings=shardings),
+            init=jax.jit(init, out_shardings=shardings),
             play=jax.jit(
                 functools.partial(play_step, pipeline),
                 in_shardings=(shardings, None),

@@ -1,8 +1,12 @@
 """What a run's iterations cost: network evaluations, FLOPs, positions, updates and samples,
 per iteration and cumulated, in every `metrics.jsonl` record.
 
-    costs = compute.measure(pipeline, variables)   # XLA's cost analysis, once per pipeline
+    costs = compute.measure(pipeline, pipeline_key)  # XLA's cost analysis, once per pipeline
     record.update(compute.columns(pipeline, costs, record, previous_record))
+
+A process measures a pipeline once; a command (its compile cache on) keeps the costs beside
+its compiled programs, so a later run of the config reads them instead of lowering the two
+programs again (`compile_cache.entry`).
 
 The FLOPs are XLA's cost analysis of the programs (as lowered: nothing is compiled for it)
 times their calls:
@@ -35,12 +39,16 @@ iterations as if each had cost what the first new one did.
 
 import dataclasses
 import functools
+import json
+import math
 
 import jax
 import jax.numpy as jnp
 
+from azjax import compile_cache
 from azjax.core import learner
 from azjax.core.steps import Pipeline, init_state, sample_batch
+from azjax.paths import write_atomically
 
 # Per-iteration counts; each is cumulated as `total_NAME`.
 COUNTS = (
@@ -79,17 +87,48 @@ def program_flops(function, *args) -> float:
 _COSTS: dict = {}
 
 
-def measure(pipeline: Pipeline) -> Costs:
+def measure(pipeline: Pipeline, pipeline_key: str | None = None) -> Costs:
     """The unit costs of `pipeline`'s network and learner, measured once per process for each
-    pipeline (a network's forward pass and one update, lowered, not compiled).
+    pipeline (a network's forward pass and one update, lowered, not compiled: seconds).
 
     Args:
       pipeline: the run's pipeline (its mesh is ignored: the FLOPs of one device doing all).
+      pipeline_key: the `Settings.pipeline_key` of the config `pipeline` was built from.
+        With it, while the compile cache is on (`compile_cache.enable`: the commands), the
+        costs are kept there (`compile_cache.entry`) and a later process reads them back.
     """
     key = (pipeline.game, pipeline.network, pipeline.optimizer, pipeline.selfplay_batch_size)
     key += (pipeline.learner_batch_size, pipeline.ownership_weight, pipeline.score_weight)
     if key in _COSTS:
         return _COSTS[key]
+    stored = None if pipeline_key is None else compile_cache.entry("costs", pipeline_key)
+    costs = None if stored is None else _read(stored)
+    if costs is None:
+        costs = _measure(pipeline)
+        if stored is not None:
+            try:
+                write_atomically(stored, json.dumps(dataclasses.asdict(costs)).encode())
+            except OSError:  # a cache is never a reason for a run to fail
+                pass
+    _COSTS[key] = costs
+    return costs
+
+
+def _read(path) -> Costs | None:
+    """The costs kept in `path`; None where it is missing or unreadable."""
+    try:
+        kept = json.loads(path.read_text())
+        forward, update, parameters = (kept[field.name] for field in dataclasses.fields(Costs))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    flops = (forward, update)
+    if not all(type(v) is float and math.isfinite(v) and v >= 0 for v in flops):
+        return None
+    return Costs(forward, update, parameters) if type(parameters) is int else None
+
+
+def _measure(pipeline: Pipeline) -> Costs:
+    """`measure`, computed."""
     pipeline = dataclasses.replace(pipeline, mesh=None)
     state = jax.eval_shape(functools.partial(init_state, pipeline), jax.random.PRNGKey(0))
     variables = state.train_state.variables
@@ -112,13 +151,11 @@ def measure(pipeline: Pipeline) -> Costs:
             score_weight=pipeline.score_weight,
         )
 
-    costs = Costs(
+    return Costs(
         forward_flops=forward / batch,
         update_flops=program_flops(update, state.train_state, minibatch),
         parameters=sum(int(x.size) for x in jax.tree.leaves(variables.params)),
     )
-    _COSTS[key] = costs
-    return costs
 
 
 def selfplay_evaluations(pipeline: Pipeline, metrics: dict) -> int:

@@ -241,7 +241,8 @@ class HostLoop:
     def _train(self, progress: str, callback) -> TrainerState:
         members, first = self.members, self.members[0]
         state = self.restore()
-        self.costs = compute.measure(self.member_run.pipeline)
+        # Read back from the compile cache when a run of the config measured them before.
+        self.costs = compute.measure(self.member_run.pipeline, first.settings.pipeline_key)
         self.begin_evaluations(state)
         if self.gate is not None:
             self.gate.begin(state.train_state.variables, first.iteration, first.writer.records)

@@ -34,6 +34,7 @@ def test_programs_are_kept_and_read_back(tmp_path):
     kept = _entries(tmp_path)
     assert any(name.startswith("jit_learn_step") for name in kept), kept
     assert any(name.startswith("jit_play_step") for name in kept), kept
+    assert any(name.startswith("azjax-costs-") for name in kept), kept  # `compute.measure`'s
     _train(tmp_path, "second")  # the same programs: read back, none added
     assert _entries(tmp_path) == kept
 

@@ -1,11 +1,14 @@
 """Runs count their compute: FLOPs against a count by hand, and the columns of a run's
 records, cumulated across a resume."""
 
+import json
+
 import pytest
 from conftest import tiny_config
 
+from azjax import compile_cache
 from azjax.apps.api import train
-from azjax.config import build
+from azjax.config import build, pipeline_key
 from azjax.runs import directory
 from azjax.training import compute
 
@@ -47,6 +50,42 @@ def test_flops_match_a_count_by_hand():
     cheap = capped.rules.playout_cap.cheap_search.num_simulations
     half = compute.selfplay_evaluations(capped, {"playout_cap/full_fraction": 0.5})
     assert half == 8 * (2 * (1 + 4) + 2 * (1 + cheap))
+
+
+def test_a_command_keeps_the_costs_in_the_compile_cache(tmp_path, monkeypatch):
+    """With the compile cache on, the costs measured for a config are kept beside the compiled
+    programs and a later process reads them back instead of measuring; an entry it cannot
+    read is measured again and rewritten. With the cache off, nothing is kept."""
+    config = tiny_config()
+    pipeline, key = build.make_pipeline(config), pipeline_key(config)
+    measured, measure = [], compute._measure
+    monkeypatch.setattr(compute, "_measure", lambda p: measured.append(1) or measure(p))
+    monkeypatch.setattr(compute, "_COSTS", {})  # each call below: a new process
+    monkeypatch.setattr(compile_cache, "folder", lambda: None)
+    costs = compute.measure(pipeline, key)
+    monkeypatch.setattr(compile_cache, "folder", lambda: tmp_path)
+    compute._COSTS.clear()
+    assert compute.measure(pipeline, key) == costs and len(measured) == 2
+    (entry,) = tmp_path.iterdir()
+    assert entry.name.startswith("azjax-costs-") and entry.name.endswith(".json")
+    compute._COSTS.clear()
+    assert compute.measure(pipeline, key) == costs and len(measured) == 2  # read back
+    kept = entry.read_text()
+    corrupt = [b"", b"{", b"[]", b"\xff\xfe", b'{"forward_flops": 1.0}']
+    corrupt += [kept.replace('"parameters"', '"params"').encode()]
+    corrupt += [b'{"forward_flops": "1", "update_flops": 1.0, "parameters": 3}']
+    corrupt += [b'{"forward_flops": NaN, "update_flops": 1.0, "parameters": 3}']
+    for text in corrupt:
+        entry.write_bytes(text)
+        compute._COSTS.clear()
+        assert compute.measure(pipeline, key) == costs
+        assert json.loads(entry.read_text()) == json.loads(kept), text
+    assert len(measured) == 2 + len(corrupt)
+    other = tiny_config()
+    other.learner.batch_size = 32  # another config: another entry
+    compute._COSTS.clear()
+    compute.measure(build.make_pipeline(other), pipeline_key(other))
+    assert len(list(tmp_path.iterdir())) == 2
 
 
 def _with(config, overrides):

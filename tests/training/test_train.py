@@ -1,10 +1,12 @@
 """End-to-end runs: exact resume (in process and after Ctrl-C), metrics, checkpoints, agents."""
 
+import functools
 import json
 import signal
 import subprocess
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import (
@@ -16,6 +18,8 @@ from conftest import (
 )
 
 from azjax.apps import api
+from azjax.config import build
+from azjax.core import learner, steps
 from azjax.matches import agent as agent_lib
 from azjax.runs.metrics import read_metrics
 
@@ -153,3 +157,19 @@ def test_gumbel_sgd_connect_four_iterations(tmp_path):
     assert int(state.train_state.step) > 0
     assert records[-1]["learning_rate"] == pytest.approx(0.002)
     assert all(np.isfinite(r["loss"]) for r in records)
+
+
+def test_a_learn_step_traces_the_update_once_for_its_chunk(monkeypatch):
+    """Tracing an update is most of the time to trace a learn step: its chunk's updates
+    share one trace (`jax.checkpoint`) instead of one each."""
+    config = tiny_config()
+    config.learner.updates_per_iteration = 4
+    settings = build.make_settings(config)
+    pipeline = settings.pipeline
+    traced, update = [], learner.update
+    monkeypatch.setattr(learner, "update", lambda *a, **k: traced.append(1) or update(*a, **k))
+    state = jax.eval_shape(functools.partial(steps.init_state, pipeline), jax.random.PRNGKey(0))
+    keys = jax.ShapeDtypeStruct((pipeline.chunk, 2), jnp.uint32)
+    learn = functools.partial(steps.learn_step, pipeline)
+    jax.eval_shape(learn, state, keys, settings.hyper)
+    assert pipeline.chunk == 4 and len(traced) == 1
