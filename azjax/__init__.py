@@ -23,6 +23,10 @@ how).
 
 import importlib
 
+from azjax import xla_flags
+
+xla_flags.apply()  # before jax starts: XLA:CPU's library fusions off (see the module)
+
 __version__ = "0.1.0"
 
 # public name -> (module, attribute)
@@ -77,7 +81,8 @@ __all__ = ["__version__", *_EXPORTS]
 # (tests/test_layers.py reads this and checks every import, wherever it stands). A word
 # names a module or a folder of azjax.
 _WINGS = (
-    "errors types extras interrupt faults paths stats compile_cache",  # plain Python helpers
+    # plain Python helpers
+    "errors types extras interrupt faults paths stats compile_cache xla_flags",
     "games",  # rules as pure JAX, notation, drawings
     "core",  # networks, search, self-play, replay, learner, steps: pure functions
     "config",  # the typed config and the one mapping from config to core objects

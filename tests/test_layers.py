@@ -135,7 +135,9 @@ def _layers(modules: dict[str, Path], order: list[list[str]]) -> tuple[dict[str,
     for module in modules:
         holders = [(w, i) for w, i in words if module == w or module.startswith(w + ".")]
         if module == PACKAGE:
-            layer[module] = -1  # runs before any module; imports on first use, by name
+            # Runs before any module: it imports the plain helpers' `xla_flags` (flags set
+            # before jax starts) and the rest on first use, by name.
+            layer[module] = 0
         elif holders:
             layer[module] = max(holders, key=lambda h: len(h[0]))[1]
         else:
@@ -317,7 +319,7 @@ def test_the_checks_see_a_cycle_an_upward_import_and_a_hidden_one(tmp_path):
     assert [[i.target for i in cycle] for cycle in _cycles(internal)] == [["azjax.b", "azjax.a"]]
     order = [["azjax.a"], ["azjax.sub"], ["azjax.b"]]  # a below b: its import of b goes up
     layer, missing = _layers(modules, order)
-    assert not missing and layer["azjax.sub.c"] == 1 and layer["azjax"] == -1
+    assert not missing and layer["azjax.sub.c"] == 1 and layer["azjax"] == 0
     assert _upward(internal, order, layer) == [
         f"{package / 'a.py'}:1: azjax.a (azjax.a) imports azjax.b (azjax.b), a higher layer"
     ]
