@@ -1,29 +1,51 @@
-"""positions_per_second of `azjax train --config connect_four` iterations 3..N, with XLA:CPU's
-YNNPACK fusions on (code at OLD, before azjax turned them off) and off (NEW), alternating
-runs; mean and 95% interval (Student's t over iterations).
+"""Positions per second of `azjax train --config connect_four`, iterations 3 to N, with
+XLA:CPU's YNNPACK fusions on (a checkout from before azjax turned them off) and off (a
+checkout after), runs alternated; the mean with its 95% interval (Student's t over the
+iterations). The last line, JSON, is `train_speed.json`.
 
-usage: python train_speed.py OLD_TREE NEW_TREE ITERATIONS REPETITIONS (two checkouts)"""
-import json, os, subprocess, sys, tempfile, statistics, shutil
-PY = sys.executable  # the venv azjax is installed in
-OLD, NEW = sys.argv[1], sys.argv[2]
-N, REPS = int(sys.argv[3]), int(sys.argv[4])
-from scipy import stats
-out = {"on": [], "off": []}
-for rep in range(REPS):
-    for mode, tree in (("on", OLD), ("off", NEW)):
-        work = tempfile.mkdtemp(prefix="ts_")
-        env = dict(os.environ, PYTHONPATH=tree, AZJAX_COMPILATION_CACHE="off")
-        env.pop("XLA_FLAGS", None)
-        subprocess.run([PY, "-m", "azjax.apps.cli", "train", "--config", "connect_four", "--workdir", work + "/r",
-                        f"--config.train.num_iterations={N}", "--config.eval.every=0"], env=env, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        rows = [json.loads(l) for l in open(work + "/r/metrics.jsonl")]
-        pps = [r["positions_per_second"] for r in rows if r["iteration"] >= 3]
-        out[mode] += pps
-        print(mode, rep, [round(x) for x in pps], flush=True)
-        shutil.rmtree(work)
-for mode, xs in out.items():
-    m, se = statistics.mean(xs), statistics.stdev(xs) / len(xs) ** 0.5
-    t = stats.t.ppf(0.975, len(xs) - 1)
-    print(f"{mode}: {m:.0f} pos/s [{m - t*se:.0f}, {m + t*se:.0f}] over {len(xs)} iterations")
-print(json.dumps(out))
+usage: python train_speed.py OLD_CHECKOUT NEW_CHECKOUT ITERATIONS REPETITIONS
+"""
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from azjax.stats import t975
+
+
+def speeds(checkout: str, iterations: int) -> list[float]:
+    """positions_per_second of iterations 3 to `iterations` of one run from `checkout`."""
+    work = tempfile.mkdtemp(prefix="train_speed_")
+    env = dict(os.environ, PYTHONPATH=checkout, AZJAX_COMPILATION_CACHE="off")
+    env.pop("XLA_FLAGS", None)
+    command = [sys.executable, "-m", "azjax.apps.cli", "train", "--config", "connect_four"]
+    command += ["--workdir", f"{work}/run", f"--config.train.num_iterations={iterations}"]
+    command += ["--config.eval.every=0"]
+    subprocess.run(command, env=env, check=True, capture_output=True)
+    with open(f"{work}/run/metrics.jsonl") as lines:
+        rows = [json.loads(line) for line in lines]
+    shutil.rmtree(work)
+    return [r["positions_per_second"] for r in rows if r["iteration"] >= 3]
+
+
+def main(old: str, new: str, iterations: int, repetitions: int) -> None:
+    out = {"on": [], "off": []}
+    for repetition in range(repetitions):
+        for mode, checkout in (("on", old), ("off", new)):
+            out[mode] += speeds(checkout, iterations)
+            print(mode, repetition, [round(x) for x in out[mode][-(iterations - 2) :]])
+    for mode, xs in out.items():
+        mean = statistics.mean(xs)
+        half = t975(len(xs) - 1) * statistics.stdev(xs) / len(xs) ** 0.5
+        print(
+            f"{mode}: {mean:.0f} pos/s [{mean - half:.0f}, {mean + half:.0f}], {len(xs)} iterations"
+        )
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
