@@ -14,10 +14,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from azjax import interrupt
+from azjax import compile_cache, interrupt
 from azjax.config.settings import Settings
 from azjax.core import replay
 from azjax.core.steps import Hyperparams, Pipeline, TrainerState, init_state, learn_step, play_step
+from azjax.training.kept import Kept
 from azjax.types import UserError
 
 
@@ -110,6 +111,10 @@ def compile_run(settings: Settings, mesh: Mesh | None = None) -> CompiledRun:
             if value % num_devices:
                 raise UserError(f"{key}={value} must be divisible by {num_devices} devices")
         pipeline = dataclasses.replace(pipeline, mesh=mesh)
+        # A command's steps are kept compiled in its compile cache (`kept`); else jitted.
+        on = compile_cache.folder() is not None
+        keep = functools.partial(Kept, pipeline_key=settings.pipeline_key, mesh=mesh)
+        keep = keep if on else lambda jitted, name: jitted
         # One function for the shapes and the jitted init: JAX traces it once for both.
         init = functools.partial(init_state, pipeline)
         shardings = state_shardings(pipeline, mesh, init)
@@ -118,15 +123,21 @@ def compile_run(settings: Settings, mesh: Mesh | None = None) -> CompiledRun:
             mesh=mesh,
             shardings=shardings,
             init=jax.jit(init, out_shardings=shardings),
-            play=jax.jit(
-                functools.partial(play_step, pipeline),
-                in_shardings=(shardings, None),
-                out_shardings=(shardings, None, None),
+            play=keep(
+                jax.jit(
+                    functools.partial(play_step, pipeline),
+                    in_shardings=(shardings, None),
+                    out_shardings=(shardings, None, None),
+                ),
+                "play_step",
             ),
-            learn=jax.jit(
-                functools.partial(learn_step, pipeline),
-                in_shardings=(shardings, None, None),
-                out_shardings=(shardings, None),
+            learn=keep(
+                jax.jit(
+                    functools.partial(learn_step, pipeline),
+                    in_shardings=(shardings, None, None),
+                    out_shardings=(shardings, None),
+                ),
+                "learn_step",
             ),
         )
     return _COMPILED[cache_key]
