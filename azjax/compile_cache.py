@@ -34,7 +34,6 @@ RELEASE_ABOVE = 0.5
 ENTRY_PREFIX = "azjax-"  # `entry` files: azjax-KIND-HASH.json (JAX's end in -cache, -atime)
 
 _enabled: list[Path] = []  # the folder `enable` turned the cache on in (empty: off)
-_released = [0]  # `release`'s count (`generation`)
 
 
 def default_folder() -> Path:
@@ -92,7 +91,7 @@ def source_digest() -> str:
     return digest.hexdigest()
 
 
-def entry(kind: str, key, suffix: str = "json") -> Path | None:
+def entry(kind: str, key) -> Path | None:
     """The file that keeps a result of `kind` for `key` (JSON: what fixes the result), keyed
     also by jax's, jaxlib's and azjax's versions, azjax's source and the platform; None while
     the cache is off. Callers read it, ignoring an unreadable one, and write it with
@@ -103,7 +102,7 @@ def entry(kind: str, key, suffix: str = "json") -> Path | None:
     versions = {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "azjax": __version__}
     versions.update(source=source_digest(), platform=jax.default_backend())
     text = json.dumps({"kind": kind, "key": key, **versions}, sort_keys=True)
-    name = f"{ENTRY_PREFIX}{kind}-{hashlib.sha256(text.encode()).hexdigest()[:32]}.{suffix}"
+    name = f"{ENTRY_PREFIX}{kind}-{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
     return where / name
 
 
@@ -133,11 +132,4 @@ def release(*, above: float | None = None) -> bool:
     if above is not None and (mappings_in_use() or 0.0) <= above:
         return False
     jax.clear_caches()
-    _released[0] += 1
     return True
-
-
-def generation() -> int:
-    """How many times `release` has dropped this process's programs: a holder of compiled
-    programs of its own (`training.kept`) drops them when it changes."""
-    return _released[0]

@@ -14,11 +14,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from azjax import compile_cache, interrupt
+from azjax import interrupt
 from azjax.config.settings import Settings
 from azjax.core import replay
 from azjax.core.steps import Hyperparams, Pipeline, TrainerState, init_state, learn_step, play_step
-from azjax.training.kept import Kept
 from azjax.types import UserError
 
 
@@ -111,10 +110,6 @@ def compile_run(settings: Settings, mesh: Mesh | None = None) -> CompiledRun:
             if value % num_devices:
                 raise UserError(f"{key}={value} must be divisible by {num_devices} devices")
         pipeline = dataclasses.replace(pipeline, mesh=mesh)
-        # A command's steps are kept compiled in its compile cache (`kept`); else jitted.
-        on = compile_cache.folder() is not None
-        keep = functools.partial(Kept, pipeline_key=settings.pipeline_key, mesh=mesh)
-        keep = keep if on else lambda jitted, name: jitted
         # One function for the shapes and the jitted init: JAX traces it once for both.
         init = functools.partial(init_state, pipeline)
         shardings = state_shardings(pipeline, mesh, init)
@@ -123,21 +118,15 @@ def compile_run(settings: Settings, mesh: Mesh | None = None) -> CompiledRun:
             mesh=mesh,
             shardings=shardings,
             init=jax.jit(init, out_shardings=shardings),
-            play=keep(
-                jax.jit(
-                    functools.partial(play_step, pipeline),
-                    in_shardings=(shardings, None),
-                    out_shardings=(shardings, None, None),
-                ),
-                "play_step",
+            play=jax.jit(
+                functools.partial(play_step, pipeline),
+                in_shardings=(shardings, None),
+                out_shardings=(shardings, None, None),
             ),
-            learn=keep(
-                jax.jit(
-                    functools.partial(learn_step, pipeline),
-                    in_shardings=(shardings, None, None),
-                    out_shardings=(shardings, None),
-                ),
-                "learn_step",
+            learn=jax.jit(
+                functools.partial(learn_step, pipeline),
+                in_shardings=(shardings, None, None),
+                out_shardings=(shardings, None),
             ),
         )
     return _COMPILED[cache_key]
