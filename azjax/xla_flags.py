@@ -1,10 +1,8 @@
 """The XLA flags azjax sets before jax starts: XLA:CPU's YNNPACK library fusions off.
 
 jaxlib 0.8 to 0.10 hand XLA:CPU's dots, convolutions and elementwise ops to YNNPACK by
-default. On azjax's programs that halves training speed on a CPU, and reading such a program
-back from the compile cache takes seconds (XLA's loader looks each fusion up in the whole
-module: 6 s of a warm start's 21 for the Connect Four learner). docs/results.md, "XLA:CPU's
-library fusions", has the measurements. XLA's own kernels compute the same functions, not the
+default; azjax turns that off (why, with the measurements: docs/results.md, "XLA:CPU's
+library fusions"). XLA's own kernels compute the same functions, not the
 same bits: a run's numbers differ from one made with the fusions in the last digits.
 
 `import azjax` calls `apply` (it does not import jax). It adds the flag to `XLA_FLAGS`
