@@ -33,7 +33,7 @@ MIN_COMPILE_SECONDS = 0.5  # programs that compile faster are compiled again, no
 RELEASE_ABOVE = 0.5
 ENTRY_PREFIX = "azjax-"  # `entry` files: azjax-KIND-HASH.json (JAX's end in -cache, -atime)
 
-_enabled: list[Path] = []  # the folder `enable` turned the cache on in (empty: off)
+_folder: Path | None = None  # the folder `enable` turned the cache on in (None: off)
 
 
 def default_folder() -> Path:
@@ -48,13 +48,14 @@ def enable(on: bool = True) -> Path | None:
 
     An unwritable folder leaves it off: a cache is never a reason for a command to fail.
     """
-    _enabled.clear()
+    global _folder
+    _folder = None
     if not on or os.environ.get("AZJAX_COMPILATION_CACHE", "").lower() in OFF_VALUES:
         jax.config.update("jax_enable_compilation_cache", False)
         return None
     if jax.config.jax_compilation_cache_dir:  # set already (JAX_COMPILATION_CACHE_DIR, a
-        _enabled.append(Path(jax.config.jax_compilation_cache_dir))  # caller): left as it is
-        return _enabled[0]
+        _folder = Path(jax.config.jax_compilation_cache_dir)  # caller): left as it is
+        return _folder
     folder = str(default_folder())
     try:
         Path(folder).mkdir(parents=True, exist_ok=True)
@@ -64,16 +65,14 @@ def enable(on: bool = True) -> Path | None:
         return None
     jax.config.update("jax_compilation_cache_dir", folder)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
-    _enabled.append(Path(folder))
-    return _enabled[0]
+    _folder = Path(folder)
+    return _folder
 
 
 def folder() -> Path | None:
     """The cache's folder while `enable` has turned it on in this process (and nothing has
     turned it off since: a multi-process CPU run, `runs.distributed`); None otherwise."""
-    if not _enabled or not jax.config.jax_enable_compilation_cache:
-        return None
-    return _enabled[0]
+    return _folder if jax.config.jax_enable_compilation_cache else None
 
 
 @functools.cache
