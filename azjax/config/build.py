@@ -200,9 +200,10 @@ def learn_chunk(updates_per_iteration: int) -> int:
     """The largest divisor of `updates_per_iteration` up to 8.
 
     XLA:CPU runs convolution gradients about 20x slower inside a loop body (lax.scan or
-    fori_loop; measured 690 vs 31 ms per Connect Four update), and unrolling many updates
-    compiles slowly. So a compiled learn step unrolls a chunk of at most 8 updates and the
-    host calls it updates_per_iteration / chunk times.
+    fori_loop; measured 690 vs 31 ms per Connect Four update), so the updates are not
+    looped in a program: `steps.learn_step` unrolls a chunk of at most 8, and the driver
+    (`compiled.Learner`) calls one update's program per update. The KL-adaptive rate adapts
+    once per chunk, so the chunk is part of what a run computes.
     """
     divisors = range(1, min(updates_per_iteration, 8) + 1)
     return max(c for c in divisors if updates_per_iteration % c == 0)

@@ -1,7 +1,8 @@
 """The pure step functions of an iteration of training.
 
 `play_step` self-plays one batch of plies and stores the labelled positions; `learn_step`
-takes a chunk of learner updates. Both are module-level pure functions of a static
+takes a chunk of learner updates (`learn_begin`, `learn_update` on each minibatch,
+`learn_end`, which the driver compiles apart). Both are module-level pure functions of a static
 `Pipeline`, the `TrainerState` and the tunable `Hyperparams` (traced scalars), so
 the driver (`compiled.compile_run`) jits them once, a notebook can call them, and a population
 can `vmap` them over members.
@@ -59,7 +60,7 @@ class Pipeline:
     augment: bool  # random board symmetry per sample
     learner_batch_size: int
     updates_per_iteration: int
-    chunk: int  # updates per compiled `learn_step` call (see `learn_chunk`)
+    chunk: int  # updates per `learn_step`, between the KL rate's checks (see `learn_chunk`)
     # How self-play chooses, plays, ends and labels its games: the search's own action
     # (Gumbel), playout caps, resignation, adjudication, random moves, handicap starts, the
     # auxiliary targets labelled.
@@ -259,71 +260,119 @@ def sample_batch(pipeline: Pipeline, buffer: ReplayBuffer, key: PRNGKey) -> Batc
     return sharded_draw(buffer, key)
 
 
+@struct.dataclass
+class LearnChunk:
+    """What a chunk's updates share, drawn before the first (`learn_begin`)."""
+
+    batches: tuple[Batch, ...]  # one minibatch per update of the chunk
+    ready: Array  # [] bool: the buffer holds min_size (no update before)
+    learning_rate: Array  # [] float32 the base rate times the KL-adaptive multiplier
+    # [b, A] the policy on the first minibatch before the chunk (None: kl_target is off)
+    before: Array | None = None
+
+
 def learn_step(
     pipeline: Pipeline,
     state: TrainerState,
     keys: Array,
     hyper: Hyperparams,
 ) -> tuple[TrainerState, dict]:
-    """`chunk` learner updates on minibatches from the buffer (none before `min_size`).
+    """`chunk` learner updates on minibatches from the buffer (none before `min_size`):
+    `learn_begin`, `learn_update` for each minibatch, `learn_end`.
 
-    The updates are unrolled, not scanned: see `build.learn_chunk`.
+    The updates are unrolled, not scanned: see `build.learn_chunk`. The run's driver
+    (`compiled.compile_run`) compiles the three parts apart and calls them in this order, so
+    that an update is compiled once, not once per update of the chunk.
 
     Args:
       keys: [chunk, 2] one key per update (from `play_step`).
     """
+    # Traced once for the chunk, not once per update: `jax.checkpoint` keeps the trace of a
+    # function for arguments of the same shapes, and lowers it inline, the program of the
+    # plain calls (it rematerialises only under differentiation, which never reaches here).
+    update = jax.checkpoint(functools.partial(learn_update, pipeline))
+    begin = functools.partial(learn_begin, pipeline)
+    end = functools.partial(learn_end, pipeline)
+    return learn_parts(begin, update, end, state, keys, hyper)
+
+
+def learn_parts(begin, update, end, state: TrainerState, keys: Array, hyper: Hyperparams):
+    """`learn_step` from its parts, pipeline bound: `begin`, `update` on each minibatch of
+    the chunk, `end`; the functions themselves, or the programs compiled from them."""
+    chunk = begin(state, keys, hyper)
+    train_state, all_metrics = state.train_state, []
+    for batch in chunk.batches:
+        train_state, metrics = update(train_state, batch, chunk.ready, chunk.learning_rate, hyper)
+        all_metrics.append(metrics)
+    train_state, lr_multiplier, metrics = end(chunk, train_state, state.lr_multiplier, all_metrics)
+    return state.replace(train_state=train_state, lr_multiplier=lr_multiplier), metrics
+
+
+def learn_begin(
+    pipeline: Pipeline, state: TrainerState, keys: Array, hyper: Hyperparams
+) -> LearnChunk:
+    """The chunk's minibatches in one vmapped draw (the same as a draw per key: the buffer's
+    sampling tables are computed once, not once per update), whether the buffer is ready,
+    the learning rate, and the policy before the chunk where the rate adapts to its KL."""
     # Every shard must hold its share of min_size (and at least one position) to sample.
     shards = pipeline.num_shards
     share = max(1, -(-pipeline.replay_min_size // shards))
     ready = jnp.min(replay.shard_sizes(state.buffer, shards)) >= share
-    train_state, all_metrics = state.train_state, []
-    learning_rate = hyper.learning_rate
-    # The chunk's minibatches in one vmapped draw (the same as a draw per key): the buffer's
-    # sampling tables are computed once, not once per update.
-    batches = jax.vmap(lambda key: sample_batch(pipeline, state.buffer, key))(keys)
+    stacked = jax.vmap(lambda key: sample_batch(pipeline, state.buffer, key))(keys)
+    batches = tuple(jax.tree.map(lambda x, i=i: x[i], stacked) for i in range(len(keys)))
+    learning_rate, before = hyper.learning_rate, None
     if state.lr_multiplier is not None:
         learning_rate = learning_rate * state.lr_multiplier
-        probe = jax.tree.map(lambda x: x[0], batches)
-        before = _policy(pipeline, train_state, probe)
+        before = _policy(pipeline, state.train_state, batches[0])
+    return LearnChunk(batches=batches, ready=ready, learning_rate=learning_rate, before=before)
 
-    # Traced once for the chunk, not once per update: `jax.checkpoint` keeps the trace of a
-    # function for arguments of the same shapes, and lowers it inline, the program of the
-    # plain calls (it rematerialises only under differentiation, which never reaches here).
-    # Tracing an update is most of the time to trace a learn step (on a CPU, ~0.7 s each).
-    @jax.checkpoint
-    def update(train_state, batch, learning_rate, weight_decay, value_loss_weight):
-        return learner.update(
-            pipeline.network,
-            pipeline.optimizer,
-            train_state,
-            batch,
-            learning_rate=learning_rate,
-            weight_decay=weight_decay,
-            value_loss_weight=value_loss_weight,
-            ownership_weight=pipeline.ownership_weight,
-            score_weight=pipeline.score_weight,
-        )
 
-    for index in range(pipeline.chunk):
-        batch = jax.tree.map(lambda x, i=index: x[i], batches)
-        new_state, metrics = update(
-            train_state, batch, learning_rate, hyper.weight_decay, hyper.value_loss_weight
-        )
-        train_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new_state, train_state)
-        all_metrics.append(metrics)
+def learn_update(
+    pipeline: Pipeline,
+    train_state: TrainState,
+    batch: Batch,
+    ready: Array,
+    learning_rate: Array,
+    hyper: Hyperparams,
+) -> tuple[TrainState, dict]:
+    """One learner update on `batch` (`learner.update`), kept only where `ready`."""
+    new_state, metrics = learner.update(
+        pipeline.network,
+        pipeline.optimizer,
+        train_state,
+        batch,
+        learning_rate=learning_rate,
+        weight_decay=hyper.weight_decay,
+        value_loss_weight=hyper.value_loss_weight,
+        ownership_weight=pipeline.ownership_weight,
+        score_weight=pipeline.score_weight,
+    )
+    train_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new_state, train_state)
+    return train_state, metrics
+
+
+def learn_end(
+    pipeline: Pipeline,
+    chunk: LearnChunk,
+    train_state: TrainState,
+    lr_multiplier: Array | None,
+    all_metrics: list[dict],
+) -> tuple[TrainState, Array | None, dict]:
+    """The chunk's metrics (the mean of its updates'), and the KL-adaptive rate's multiplier
+    adapted to how far the chunk moved the policy (`adapt_learning_rate`)."""
     metrics = jax.tree.map(lambda *values: jnp.mean(jnp.stack(values)), *all_metrics)
     metrics.update(
-        learning_rate=learning_rate * pipeline.optimizer.shape(train_state.step),
+        learning_rate=chunk.learning_rate * pipeline.optimizer.shape(train_state.step),
         updates=train_state.step,
     )
-    state = state.replace(train_state=train_state)
-    if state.lr_multiplier is not None:
-        after = _policy(pipeline, train_state, probe)
+    if lr_multiplier is not None:
+        after = _policy(pipeline, train_state, chunk.batches[0])
+        before = chunk.before
         kl = jnp.mean(jnp.sum(jnp.exp(before) * (before - after), axis=-1))
-        multiplier = adapt_learning_rate(state.lr_multiplier, kl, pipeline.kl_target)
-        state = state.replace(lr_multiplier=jnp.where(ready, multiplier, state.lr_multiplier))
-        metrics.update(kl=kl, lr_multiplier=state.lr_multiplier)
-    return state, metrics
+        multiplier = adapt_learning_rate(lr_multiplier, kl, pipeline.kl_target)
+        lr_multiplier = jnp.where(chunk.ready, multiplier, lr_multiplier)
+        metrics.update(kl=kl, lr_multiplier=lr_multiplier)
+    return train_state, lr_multiplier, metrics
 
 
 def _policy(pipeline: Pipeline, train_state: TrainState, batch: Batch) -> Array:

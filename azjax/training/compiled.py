@@ -1,6 +1,7 @@
 """A run's compiled step functions: the device mesh, the state's shardings on it, and
-`compile_run`, which jits `steps.play_step` and `steps.learn_step` once per process and
-config; `iterate` is one iteration with them (self-play, then the learner chunk by chunk).
+`compile_run`, which jits `steps.play_step` and `steps.learn_step` (`Learner`: its parts
+apart) once per process and config; `iterate` is one iteration with them (self-play, then
+the learner chunk by chunk).
 `train` loops over `iterate`; a population (`population`), the benchmarks and the memory
 planner (`bench`) call the same functions.
 """
@@ -17,7 +18,17 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from azjax import interrupt
 from azjax.config.settings import Settings
 from azjax.core import replay
-from azjax.core.steps import Hyperparams, Pipeline, TrainerState, init_state, learn_step, play_step
+from azjax.core.steps import (
+    Hyperparams,
+    Pipeline,
+    TrainerState,
+    init_state,
+    learn_begin,
+    learn_end,
+    learn_parts,
+    learn_update,
+    play_step,
+)
 from azjax.types import UserError
 
 
@@ -72,6 +83,41 @@ def state_shardings(pipeline: Pipeline, mesh: Mesh, init=None) -> TrainerState:
     return shardings.replace(selfplay=selfplay, buffer=buffer)
 
 
+class Learner(NamedTuple):
+    """A chunk of learner updates, `learn(state, keys, hyper) -> (state, metrics)`: the parts
+    of `steps.learn_step` jitted apart and called in turn (`steps.learn_parts`), the update's
+    program once per update. The same computation as one jitted `learn_step`; its program is
+    the chunk's updates unrolled, which XLA compiles, and reads back from the compile cache,
+    many times slower than a single update's."""
+
+    begin: callable  # begin(state, keys, hyper) -> steps.LearnChunk
+    update: callable  # update(train_state, batch, ready, rate, hyper) -> (train_state, metrics)
+    end: callable  # end(chunk, train_state, lr_multiplier, metrics) -> (train_state, ...)
+
+    def __call__(self, state: TrainerState, keys, hyper: Hyperparams):
+        return learn_parts(self.begin, self.update, self.end, state, keys, hyper)
+
+
+def make_learner(pipeline: Pipeline, shardings: TrainerState) -> Learner:
+    """`Learner` of `pipeline`, its outputs sharded as `shardings` (the state's)."""
+    train_state = shardings.train_state
+    return Learner(
+        begin=jax.jit(
+            functools.partial(learn_begin, pipeline), in_shardings=(shardings, None, None)
+        ),
+        update=jax.jit(
+            functools.partial(learn_update, pipeline),
+            in_shardings=(train_state, None, None, None, None),
+            out_shardings=(train_state, None),
+        ),
+        end=jax.jit(
+            functools.partial(learn_end, pipeline),
+            in_shardings=(None, train_state, shardings.lr_multiplier, None),
+            out_shardings=(train_state, shardings.lr_multiplier, None),
+        ),
+    )
+
+
 class CompiledRun(NamedTuple):
     """A run's jitted functions."""
 
@@ -80,7 +126,7 @@ class CompiledRun(NamedTuple):
     shardings: TrainerState  # NamedSharding per leaf
     init: callable  # init(key) -> TrainerState
     play: callable  # play(state, hyper) -> (state, metrics, learn keys)
-    learn: callable  # learn(state, keys [chunk, 2], hyper) -> (state, metrics)
+    learn: Learner  # learn(state, keys [chunk, 2], hyper) -> (state, metrics)
 
 
 _COMPILED: dict = {}
@@ -123,11 +169,7 @@ def compile_run(settings: Settings, mesh: Mesh | None = None) -> CompiledRun:
                 in_shardings=(shardings, None),
                 out_shardings=(shardings, None, None),
             ),
-            learn=jax.jit(
-                functools.partial(learn_step, pipeline),
-                in_shardings=(shardings, None, None),
-                out_shardings=(shardings, None),
-            ),
+            learn=make_learner(pipeline, shardings),
         )
     return _COMPILED[cache_key]
 
@@ -139,6 +181,31 @@ def abstract_arguments(run: CompiledRun, settings: Settings):
     hyper = settings.hyper
     _, _, learn_keys = jax.eval_shape(run.play, state, hyper)
     return state, jax.ShapeDtypeStruct(learn_keys.shape[1:], learn_keys.dtype), hyper
+
+
+def learner_programs(run: CompiledRun, state, keys, hyper) -> list[tuple[str, callable, tuple]]:
+    """The learner's three programs, each with the shapes of its arguments (nothing
+    computed), for lowering and compiling them ahead of time: (name, jitted, arguments).
+
+    Args:
+      state, keys, hyper: `abstract_arguments`'.
+    """
+    learn = run.learn
+    split = NamedSharding(run.mesh, PartitionSpec("data"))
+    replicated = NamedSharding(run.mesh, PartitionSpec())
+    # The minibatches come split over `data` (`steps.sample_batch`); the scalars replicated.
+    chunk = jax.tree.map(
+        lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=split if x.ndim else replicated),
+        jax.eval_shape(learn.begin, state, keys, hyper),
+    )
+    update = (state.train_state, chunk.batches[0], chunk.ready, chunk.learning_rate, hyper)
+    train_state, metrics = jax.eval_shape(learn.update, *update)
+    end = (chunk, train_state, state.lr_multiplier, [metrics] * len(chunk.batches))
+    return [
+        ("learn_begin", learn.begin, (state, keys, hyper)),
+        ("learn_update", learn.update, update),
+        ("learn_end", learn.end, end),
+    ]
 
 
 def iterate(run: CompiledRun, state: TrainerState, hyper: Hyperparams, selfplay_variables=None):

@@ -50,7 +50,9 @@ def test_the_command_prints_each_program_and_the_plain_step(tmp_path, capsys):
     assert [row[0] for row in rows] == [
         "init",
         "play_step",
-        "learn_step (2 updates)",
+        "learn_begin",
+        "learn_update (2 calls a chunk)",
+        "learn_end",
         "plain pgx + mctx + Flax play step",
     ]
     for _, trace_s, compile_s, instructions in rows:

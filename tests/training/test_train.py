@@ -22,6 +22,7 @@ from azjax.config import build
 from azjax.core import learner, steps
 from azjax.matches import agent as agent_lib
 from azjax.runs.metrics import read_metrics
+from azjax.training import compiled
 
 
 def assert_same_state(a, b):
@@ -173,3 +174,28 @@ def test_a_learn_step_traces_the_update_once_for_its_chunk(monkeypatch):
     learn = functools.partial(steps.learn_step, pipeline)
     jax.eval_shape(learn, state, keys, settings.hyper)
     assert pipeline.chunk == 4 and len(traced) == 1
+
+
+def test_the_learner_compiles_one_update_and_computes_a_learn_step():
+    """The driver's learner (`compiled.Learner`) is `learn_step` with its parts compiled apart:
+    one compiled update for the chunk's updates, and the results of the unrolled chunk (up to
+    float rounding: XLA fuses the programs differently), the KL-adaptive rate included."""
+    config = tiny_config()
+    config.selfplay.num_steps = 16  # games end, and their positions fill the replay
+    config.learner.updates_per_iteration = 4
+    config.learner.kl_target = 0.02
+    settings = build.make_settings(config)
+    run = compiled.compile_run(settings)
+    hyper = settings.hyper
+    state, _, keys = run.play(run.init(jax.random.PRNGKey(0)), hyper)
+    assert keys.shape[:2] == (1, 4)
+    split, split_metrics = run.learn(state, keys[0], hyper)
+    whole, whole_metrics = jax.jit(functools.partial(steps.learn_step, run.pipeline))(
+        state, keys[0], hyper
+    )
+    assert run.learn.update._cache_size() == 1
+    assert int(split.train_state.step) == int(state.train_state.step) + 4
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6), split, whole)
+    assert split_metrics.keys() == whole_metrics.keys() and "kl" in split_metrics
+    for name, value in whole_metrics.items():
+        np.testing.assert_allclose(split_metrics[name], value, rtol=1e-5, err_msg=name)

@@ -1,14 +1,14 @@
 """Where a run's start goes: `azjax bench --compile --config EXP`.
 
-Each program of the run (`init`, `play_step`, `learn_step`, jitted as `compiled.compile_run`
-jits them) is traced and lowered to StableHLO (JAX, in Python), then compiled by XLA; both
-are timed once, in this process, and the table gives them with the size of the optimized
-program (HLO instructions). With JAX's persistent compilation cache on, a program found
-there is read instead of compiled (the command says so). `learn_step` is one chunk of
-`build.learn_chunk` unrolled updates; the host calls it `updates_per_iteration / chunk`
-times. For games pgx has, a plain pgx + mctx + Flax self-play step of the same network,
-search, batch and plies (`pgx.plain_play_step`) is timed the same way: what the play step
-would cost to compile written without azjax.
+Each program of the run (`init`, `play_step` and the learner's `learn_begin`, `learn_update`
+and `learn_end`, jitted as `compiled.compile_run` jits them) is traced and lowered to
+StableHLO (JAX, in Python), then compiled by XLA; both are timed once, in this process, and
+the table gives them with the size of the optimized program (HLO instructions). With JAX's
+persistent compilation cache on, a program found there is read instead of compiled (the
+command says so). A chunk of `build.learn_chunk` updates calls `learn_update` once per
+update, between one `learn_begin` and one `learn_end`. For games pgx has, a plain pgx + mctx
++ Flax self-play step of the same network, search, batch and plies (`pgx.plain_play_step`)
+is timed the same way: what the play step would cost to compile written without azjax.
 """
 
 import sys
@@ -50,11 +50,11 @@ def measure(config, *, log=print) -> list[CompileTime]:
     rows = [time_compile("init", run.init, key)]
     log(f"init: {rows[-1].trace_s + rows[-1].compile_s:.1f} s")
     state, chunk_keys, hyper = compiled.abstract_arguments(run, settings)
-    for name, function, args in (
-        ("play_step", run.play, (state, hyper)),
-        (f"learn_step ({build.learn_chunk(config.learner.updates_per_iteration)} updates)",
-         run.learn, (state, chunk_keys, hyper)),
-    ):  # fmt: skip
+    programs = [("play_step", run.play, (state, hyper))]
+    programs += compiled.learner_programs(run, state, chunk_keys, hyper)
+    for name, function, args in programs:
+        if name == "learn_update":
+            name += f" ({run.pipeline.chunk} calls a chunk)"
         rows.append(time_compile(name, function, *args))
         log(f"{name}: {rows[-1].trace_s + rows[-1].compile_s:.1f} s")
     plain = pgx.plain_play_step(config)

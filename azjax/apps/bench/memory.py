@@ -18,14 +18,15 @@ What it reports, for a config and D devices:
    `compiled.state_shardings` gives the state on a mesh of D devices (an abstract one: no device
    is needed).
 2. The compiled step programs' device memory, from XLA's memory analysis
-   (`jit(...).lower(...).compile().memory_analysis()`) of `play_step` and `learn_step` exactly
-   as `compiled.compile_run` jits them. With at least D devices at hand (accelerators, or CPU
-   devices forced with `XLA_FLAGS=--xla_force_host_platform_device_count=D`) the real
-   sharded program is compiled on a mesh of D. Otherwise the per-device share is compiled on
-   one device: the self-play batch and the replay capacity times the share one device holds
-   (1/D of a split state, all of a replicated one) and the learner batch / D; that program
-   is the one each device runs, less the buffers of cross-device communication. A program's
-   peak is arguments + outputs - aliased (donated) + temporaries + generated code.
+   (`jit(...).lower(...).compile().memory_analysis()`) of `play_step` and `learn_step`
+   exactly as `compiled.compile_run` jits them (`learn_step`: its three programs,
+   `_learner`). With at least D devices at hand (accelerators, or CPU devices forced with
+   `XLA_FLAGS=--xla_force_host_platform_device_count=D`) the real sharded program is
+   compiled on a mesh of D. Otherwise the per-device share is compiled on one device: the
+   self-play batch and the replay capacity times the share one device holds (1/D of a split
+   state, all of a replicated one) and the learner batch / D; that program is the one each
+   device runs, less the buffers of cross-device communication. A program's peak is
+   arguments + outputs - aliased (donated) + temporaries + generated code.
 3. A linear model of each program's peak in games per device b and stored positions per
    device n, `peak = c0 + cb * b + cn * n`: compiled at (b1, n), (b2, n), (b2, 2n), exact
    for arguments and outputs, and fitted for the temporaries (search trees, activations,
@@ -53,6 +54,7 @@ import dataclasses
 import functools
 import time
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 
 import jax
 import ml_collections
@@ -186,22 +188,38 @@ def _compile(
         settings = build.make_settings(config)
         run = compiled.compile_run(settings, mesh)
         abstract, keys, hyper = compiled.abstract_arguments(run, settings)
-        results = {}
-        for name, function, args in (
-            ("play_step", run.play, (abstract, hyper)),
-            ("learn_step", run.learn, (abstract, keys, hyper)),
-        ):
+        analyses = {}
+        programs = [("play_step", run.play, (abstract, hyper))]
+        programs += compiled.learner_programs(run, abstract, keys, hyper)
+        for name, function, args in programs:
             log(f"compiling {name} at {point}")
             analysis = function.lower(*args).compile().memory_analysis()
             if analysis is None:
                 raise UserError(f"XLA gives no memory analysis on {jax.default_backend()}")
-            results[name] = analysis
-        return results
+            analyses[name] = analysis
+        return {"play_step": analyses["play_step"], "learn_step": _learner(analyses)}
     finally:  # the plan's compile sizes are no run's: keep train's cache as it was
         for key in set(compiled._COMPILED) - before:
             del compiled._COMPILED[key]
         for key in set(build._PIPELINES) - built:
             del build._PIPELINES[key]
+
+
+def _learner(analyses: dict) -> SimpleNamespace:
+    """The learner chunk's memory from its three programs': the state (`learn_begin`'s
+    arguments) and the chunk's minibatches (its outputs) live through the chunk; an update
+    adds the network and optimizer state it reads (the last update's output) and the one it
+    writes; the largest program's temporaries; all three programs' code."""
+    begin, update, end = (analyses[n] for n in ("learn_begin", "learn_update", "learn_end"))
+    return SimpleNamespace(
+        argument_size_in_bytes=begin.argument_size_in_bytes,
+        output_size_in_bytes=begin.output_size_in_bytes + 2 * update.output_size_in_bytes,
+        alias_size_in_bytes=begin.alias_size_in_bytes,
+        temp_size_in_bytes=max(a.temp_size_in_bytes for a in (begin, update, end)),
+        generated_code_size_in_bytes=sum(
+            a.generated_code_size_in_bytes for a in (begin, update, end)
+        ),
+    )
 
 
 def _program(name: str, analysis, *, games: float, positions: float) -> ProgramMemory:
