@@ -1,9 +1,9 @@
-"""Positions per second of `azjax train --config connect_four`, iterations 3 to N, with
-XLA:CPU's YNNPACK fusions on (a checkout from before azjax turned them off) and off (a
-checkout after), runs alternated; the mean with its 95% interval (Student's t over the
-iterations). The last line, JSON, is `train_speed.json`.
+"""Positions per second of `azjax train --config connect_four`, iterations 3 to N, of two
+checkouts, runs alternated; the mean with its 95% interval (Student's t over the
+iterations). The last line, JSON, is the rows (`ynn/train_speed.json`: XLA:CPU's YNNPACK
+fusions on, a checkout from before azjax turned them off, and off, a checkout after).
 
-usage: python train_speed.py OLD_CHECKOUT NEW_CHECKOUT ITERATIONS REPETITIONS
+usage: python train_speed.py LABEL=CHECKOUT LABEL=CHECKOUT ITERATIONS REPETITIONS
 """
 
 import json
@@ -32,10 +32,10 @@ def speeds(checkout: str, iterations: int) -> list[float]:
     return [r["positions_per_second"] for r in rows if r["iteration"] >= 3]
 
 
-def main(old: str, new: str, iterations: int, repetitions: int) -> None:
-    out = {"on": [], "off": []}
+def main(checkouts: dict[str, str], iterations: int, repetitions: int) -> None:
+    out = {label: [] for label in checkouts}
     for repetition in range(repetitions):
-        for mode, checkout in (("on", old), ("off", new)):
+        for mode, checkout in checkouts.items():
             out[mode] += speeds(checkout, iterations)
             print(mode, repetition, [round(x) for x in out[mode][-(iterations - 2) :]])
     for mode, xs in out.items():
@@ -48,4 +48,4 @@ def main(old: str, new: str, iterations: int, repetitions: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    main(dict(arg.split("=", 1) for arg in sys.argv[1:3]), int(sys.argv[3]), int(sys.argv[4]))
