@@ -21,20 +21,9 @@ env = dict(os.environ, PYTHONPATH=repo, XDG_CACHE_HOME=tempfile.mkdtemp())
 
 def first_line(flags):
     workdir = tempfile.mkdtemp()
-    command = [
-        sys.executable,
-        "-u",
-        "-m",
-        "azjax.apps.cli",
-        "train",
-        "--config",
-        "connect_four",
-        "--workdir",
-        workdir + "/run",
-        "--config.train.num_iterations=2",
-        "--config.eval.every=0",
-        *flags,
-    ]
+    train = f"train --config connect_four --workdir {workdir}/run"
+    train += " --config.train.num_iterations=2 --config.eval.every=0"
+    command = [sys.executable, "-u", "-m", "azjax.apps.cli", *train.split(), *flags]
     start = time.perf_counter()
     proc = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=repo
