@@ -2,11 +2,14 @@
 connect_four` (2 iterations, no evaluation), a new run directory each time: cold
 (--no-compile-cache) and warm (the same config again, the persistent cache filled, in a
 new cache folder). Prints both lists (docs/results.md, "The suite, compiles and the first
-iteration").
+iteration"), and whether jax's modules have their bytecode (as `pip install` leaves them;
+`uv pip install` without `--compile-bytecode` does not, and a shell that sets
+PYTHONDONTWRITEBYTECODE then compiles them on every start).
 
 usage: python first_line.py REPEATS [CHECKOUT]
 """
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -37,6 +40,8 @@ def first_line(flags):
     return seconds
 
 
+jax_init = importlib.util.find_spec("jax").origin
+print("jax bytecode:", os.path.exists(importlib.util.cache_from_source(jax_init)))
 first_line([])  # fills the cache
 cold = [first_line(["--no-compile-cache"]) for _ in range(repeats)]
 warm = [first_line([]) for _ in range(repeats)]
