@@ -27,9 +27,7 @@ import jaxlib
 from azjax import __version__
 
 OFF_VALUES = ("0", "off", "false", "no")
-# Every program is stored: the smallest (a stack, a mean, a seed) read back faster than they
-# compile, and a warm start compiles nothing (docs/results.md, the first line).
-MIN_COMPILE_SECONDS = 0.0
+MIN_COMPILE_SECONDS = 0.5  # programs that compile faster are compiled again, not stored
 # A process training config after config drops its compiled programs past this share of its
 # memory mappings (`release`).
 RELEASE_ABOVE = 0.5
