@@ -40,6 +40,7 @@ from azjax.types import Array, PRNGKey, UserError
 RANDOM_FRACTION = (0.1, 0.5)  # the range of each game's share of random moves
 GAME_DEPTH = 6  # plies the position games' solver searches (beyond: bitbully's rollout)
 HEX_FIRST_PLY = {5: 3}  # Hex board size -> the first ply that gives positions (default 0)
+PHASE_PLIES = 8  # a record's mistakes are counted per this many plies played (`by_phase`)
 HEX_MAX_MISSES = 1000  # Hex position games in a row without a new position before giving up
 
 
@@ -70,10 +71,13 @@ class Positions:
         outcome = np.sign(self.scores[rows, actions])
         return np.where(self.legal[rows, actions], outcome, -2)
 
+    def best(self) -> np.ndarray:
+        """[N] int the best move's solved outcome for the mover (+1, 0 or -1)."""
+        return np.where(self.legal, np.sign(self.scores), -2).max(axis=1)
+
     def mistakes(self, actions) -> np.ndarray:
         """[N] bool whether `actions` [N] are worse than the best move's outcome."""
-        best = np.where(self.legal, np.sign(self.scores), -2).max(axis=1)
-        return self.outcomes(actions) < best
+        return self.outcomes(actions) < self.best()
 
     def states(self, game: Game) -> State:
         """The positions as azjax states [N], stepped from the start by `game`'s rules."""
@@ -201,10 +205,19 @@ def measure(agent: Agent, positions: Positions, simulations: int, *, name: str, 
 
 def record(positions: Positions, actions, *, name: str, simulations: int, seed: int, **extra):
     """The record of a player's `actions` [N] on `positions`: its mistakes, their share and
-    the share's 95% interval (`extra` fields first, such as the iteration)."""
+    the share's 95% interval (`extra` fields first, such as the iteration), and where they
+    are: `by_phase`, per `PHASE_PLIES` plies played, and `by_best`, per the best move's
+    solved outcome for the mover (a lost position admits no mistake)."""
     wrong = positions.mistakes(actions)
     rate = float(wrong.mean())
     low, high = wilson_interval(rate, len(wrong))
+    plies = np.array([len(moves) for moves in positions.moves])
+    best = positions.best()
+    phases = {}
+    for start in range(0, int(plies.max()) + 1, PHASE_PLIES):
+        where = (plies >= start) & (plies < start + PHASE_PLIES)
+        phases[f"{start}-{start + PHASE_PLIES - 1}"] = _count(wrong, where)
+    outcomes = {n: _count(wrong, best == v) for n, v in (("win", 1), ("draw", 0), ("loss", -1))}
     return {
         "agent": name,
         **extra,
@@ -216,7 +229,13 @@ def record(positions: Positions, actions, *, name: str, simulations: int, seed: 
         "rate_low": low,
         "rate_high": high,
         "solver": positions.solver,
+        "by_phase": phases,
+        "by_best": outcomes,
     }
+
+
+def _count(wrong: np.ndarray, where: np.ndarray) -> dict:
+    return {"positions": int(where.sum()), "mistakes": int(wrong[where].sum())}
 
 
 def format_record(record: dict) -> str:

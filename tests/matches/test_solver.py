@@ -141,6 +141,17 @@ def test_perfect_play_makes_no_mistakes_and_random_play_many(solver, game):
     chance = [rng.choice(np.flatnonzero(legal)) for legal in positions.legal]
     rate = positions.mistakes(chance).mean()
     assert 0.15 < rate < 0.6, rate
+    # Where the mistakes are: per 8 plies played and per the best move's outcome.
+    record = mistakes.record(positions, chance, name="chance", simulations=0, seed=0)
+    for split in (record["by_phase"], record["by_best"]):
+        assert sum(c["positions"] for c in split.values()) == 200
+        assert sum(c["mistakes"] for c in split.values()) == record["mistakes"]
+    assert record["by_best"]["loss"]["mistakes"] == 0 < record["by_best"]["loss"]["positions"]
+    opening = [i for i, moves in enumerate(positions.moves) if len(moves) < 8]
+    assert record["by_phase"]["0-7"] == {
+        "positions": len(opening),
+        "mistakes": int(positions.mistakes(chance)[opening].sum()),
+    }
     full = [int(np.flatnonzero(~legal)[0]) if (~legal).any() else 0 for legal in positions.legal]
     assert (positions.outcomes(full)[(~positions.legal).any(axis=1)] == -2).all()
 
