@@ -16,14 +16,17 @@ passes, `gtp_client`). A resignation is a loss for the resigner.
 Each game is written whole as `DIR/records-000123.EXT` once it ends (`paths.write_atomically`),
 so a rerun skips the games written and plays the rest. `DIR/records.json` holds the settings
 (game, players, opening plies, seed, format): a rerun with other settings is refused, and the
-file never names an engine to run: engines come from the command line only. `jobs` games play
-at once, each job on a thread with its own engine processes. A stop (Ctrl-C, SIGTERM) drops
-the games in play at their next move; an engine that fails (crashes, times out, plays an
-illegal move) stops the whole run with its one-line `EngineError`.
+file never names an engine to run: engines come from the command line only. `DIR/compute.json`
+sums what the games cost over every run that wrote them: the engines' CPU seconds, azjax's
+own (the referee) and the wall seconds, so that a budget can count the records' making.
+`jobs` games play at once, each job on a thread with its own engine processes. A stop
+(Ctrl-C, SIGTERM) drops the games in play at their next move; an engine that fails (crashes,
+times out, plays an illegal move) stops the whole run with its one-line `EngineError`.
 """
 
 import json
 import logging
+import resource
 import shlex
 import shutil
 import threading
@@ -46,6 +49,7 @@ from azjax.types import RunError, UserError
 _log = logging.getLogger(__name__)
 
 SETTINGS = "records.json"
+COMPUTE = "compute.json"  # what making the records cost, summed over the runs that made them
 _POLL = 0.1  # seconds between the main thread's checks for a stop
 
 
@@ -299,6 +303,7 @@ def run(
         raise UserError(f"cannot write to {directory}: {error.strerror or error}") from None
     progress = _Progress(num_games, num_games - len(pending), names)
     written = 0
+    began = _usage()
 
     def write(index: int, record: records.Record) -> None:
         nonlocal written
@@ -313,19 +318,60 @@ def run(
     if len(pending) < num_games:
         before = num_games - len(pending)
         _log.info("%d of %d games already written; playing %d", before, num_games, len(pending))
-    done = play_records(
-        game,
-        names,
-        pending,
-        seed=seed,
-        opening_plies=opening_plies,
-        jobs=min(jobs, len(pending)),
-        timeout=timeout,
-        on_record=write,
-        should_stop=should_stop,
-    )
+    try:
+        done = play_records(
+            game,
+            names,
+            pending,
+            seed=seed,
+            opening_plies=opening_plies,
+            jobs=min(jobs, len(pending)),
+            timeout=timeout,
+            on_record=write,
+            should_stop=should_stop,
+        )
+    finally:  # stopped or failed too: the games written cost what they cost
+        _add_compute(directory, began, written)
     if not done:
         _log.info("stopped: %d games written now; run the same command again to resume", written)
         raise KeyboardInterrupt
     _log.info("wrote %d games to %s (%d in all)", written, directory, num_games)
     return written
+
+
+def _usage() -> dict[str, float]:
+    """This process's and its ended children's (the engines') CPU seconds, and the clock."""
+    own, children = (
+        resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return {
+        "engine_cpu_seconds": children.ru_utime + children.ru_stime,
+        "azjax_cpu_seconds": own.ru_utime + own.ru_stime,
+        "wall_seconds": time.monotonic(),
+    }
+
+
+def _add_compute(directory: Path, began: dict[str, float], games_written: int) -> None:
+    """Adds this run's cost since `began` to `directory`'s compute.json, and logs the sum."""
+    now, path = _usage(), directory / COMPUTE
+    try:
+        total = read_json(path) if path.exists() else {}
+    except (OSError, UserError):
+        total = {}  # an unreadable sum starts again: the records themselves are unharmed
+    total = total if isinstance(total, dict) else {}
+    for key, value in now.items():
+        total[key] = float(total.get(key, 0.0)) + value - began[key]
+    total["games"] = int(total.get("games", 0)) + games_written
+    try:
+        write_atomically(path, json.dumps(total, indent=1).encode())
+    except OSError as error:
+        _log.warning("cannot write %s: %s", path, error.strerror or error)
+    _log.info(
+        "making the %d games written so far cost %.0f CPU seconds of the engines, %.0f of "
+        "azjax and %.0f s of wall clock (%s)",
+        total["games"],
+        total["engine_cpu_seconds"],
+        total["azjax_cpu_seconds"],
+        total["wall_seconds"],
+        path,
+    )

@@ -103,9 +103,16 @@ def test_fairy_stockfish_records_survive_ctrl_c_and_resume(tmp_path):
     kept = sorted(out.glob("*.pgn"))
     assert 2 <= len(kept) < 10 and not list(out.glob("*.tmp"))
     assert len(list(records.read(kept, xiangqi, strict=True))) == len(kept)  # each whole
+    # What the games cost, kept through the stop and summed over the runs that made them.
+    stopped = json.loads((out / "compute.json").read_text())
+    assert stopped["games"] == len(kept) and stopped["engine_cpu_seconds"] > 0
     result = subprocess.run(command, env=subprocess_env(), capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert f"{len(kept)} of 10 games already written" in result.stdout
+    total = json.loads((out / "compute.json").read_text())
+    assert total["games"] == 10 and "making the 10 games" in result.stdout
+    for key in ("engine_cpu_seconds", "azjax_cpu_seconds", "wall_seconds"):
+        assert total[key] > stopped[key] > 0, key
     read = list(records.read(out, xiangqi, strict=True))
     assert len(read) == 10 and len({r.actions for r in read}) == 10
     for index, record in enumerate(read):
