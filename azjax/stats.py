@@ -1,5 +1,6 @@
 """Small statistics shared by matches, runs, plots and the frontier's fits (no jax): the
-Wilson interval of a win rate, Student's t, and weighted least-squares lines with intervals."""
+Wilson interval of a win rate, the Elo that expects a score, Student's t, and weighted
+least-squares lines with intervals (and where they reach a value)."""
 
 import math
 from dataclasses import dataclass
@@ -21,6 +22,13 @@ def wilson_interval(rate: float, games: float, z: float = Z95) -> tuple[float, f
     centre = (rate + z * z / (2 * games)) / denominator
     half = z * math.sqrt(rate * (1 - rate) / games + z * z / (4 * games * games)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def elo_for_score(anchor_elo: float, score: float) -> float:
+    """The Elo at which a player expects `score` against an anchor rated `anchor_elo`."""
+    if not 0 < score < 1:
+        raise ValueError(f"a target score is between 0 and 1 (both excluded), not {score}")
+    return anchor_elo + 400 * math.log10(score / (1 - score))
 
 
 # Student's t 0.975 quantiles for 1..30 degrees of freedom
@@ -50,10 +58,38 @@ class Line:
     intercept_se: float
     slope_se: float
     points: int
+    covariance: float = 0.0  # of the intercept and the slope
 
     def at(self, x):
         """The line's value at `x` (a number or an array)."""
         return self.intercept + self.slope * np.asarray(x, dtype=float)
+
+    def solve(self, y: float) -> tuple[float, float, float]:
+        """Where the line reaches `y`: x = (y - intercept) / slope, with Fieller's 95% interval
+        (the x whose line values' 95% band holds `y`, Student's t for points - 2 degrees of
+        freedom).
+
+        Returns:
+            (x, low, high); a side the band never closes is infinite (a slope not resolved at
+            95% leaves one side or both open); x is nan for a flat line.
+        """
+        a, b = self.intercept, self.slope
+        if not b:
+            return math.nan, -math.inf, math.inf
+        x = (y - a) / b
+        t2 = t975(self.points - 2) ** 2 if self.points > 2 else math.inf
+        # (a + b x - y)^2 <= t^2 (var_a + 2 x cov + x^2 var_b): q(x) = A x^2 + B x + C <= 0
+        qa = b * b - t2 * self.slope_se**2
+        qb = 2 * ((a - y) * b - t2 * self.covariance)
+        qc = (a - y) ** 2 - t2 * self.intercept_se**2
+        disc = qb * qb - 4 * qa * qc
+        if not math.isfinite(disc) or disc < 0 or qa == 0:
+            return x, -math.inf, math.inf
+        roots = sorted(((-qb - math.sqrt(disc)) / (2 * qa), (-qb + math.sqrt(disc)) / (2 * qa)))
+        if qa > 0:
+            return x, roots[0], roots[1]
+        # an unresolved slope: the band holds y outside the roots, on x's side
+        return (x, roots[1], math.inf) if x >= roots[1] else (x, -math.inf, roots[0])
 
 
 def least_squares(design, y, se) -> tuple[np.ndarray, np.ndarray, int]:
@@ -107,4 +143,7 @@ def weighted_line(x, y, se=None) -> Line:
     slope_se = math.sqrt(cov[1, 1])
     half = t975(dof) * slope_se
     b = float(coef[1])
-    return Line(float(coef[0]), b, b - half, b + half, math.sqrt(cov[0, 0]), slope_se, x.size)
+    intercept_se = math.sqrt(cov[0, 0])
+    return Line(
+        float(coef[0]), b, b - half, b + half, intercept_se, slope_se, x.size, float(cov[0, 1])
+    )

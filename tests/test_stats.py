@@ -59,6 +59,58 @@ def test_weighted_line_interval_covers_at_95_percent():
         assert low <= covered / trials <= high, (scatter, covered / trials)
 
 
+def test_elo_for_score():
+    assert stats.elo_for_score(100.0, 0.5) == 100.0
+    assert stats.elo_for_score(100.0, 0.8) == pytest.approx(100 + 400 * math.log10(4))
+    assert stats.elo_for_score(0.0, 0.2) == pytest.approx(-400 * math.log10(4))
+    for score in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match="between 0 and 1"):
+            stats.elo_for_score(0.0, score)
+
+
+def test_solve_inverts_the_line_with_fiellers_interval():
+    """x where the line reaches y; the interval's ends are where the line's 95% band reaches
+    y, and over many fits it covers the true x at about 95% (beyond the data, as a
+    prediction is)."""
+    rng = np.random.default_rng(4)
+    x = np.array([0.0, 0.5, 1.0, 1.5, 2.0])
+    se = np.array([20.0, 30.0, 20.0, 25.0, 40.0])
+    y = 10 + 250 * x + rng.normal(0, se)
+    line = stats.weighted_line(x, y, se)
+    at, low, high = line.solve(700.0)
+    assert at == pytest.approx((700 - line.intercept) / line.slope)
+    assert low < at < high
+
+    def band(v):
+        var = line.intercept_se**2 + 2 * v * line.covariance + v * v * line.slope_se**2
+        return stats.t975(3) * math.sqrt(var)
+
+    assert line.at(low) + band(low) == pytest.approx(700.0)
+    assert line.at(high) - band(high) == pytest.approx(700.0)
+    _, unscaled = np.polyfit(x, y, 1, w=1 / se, cov="unscaled")
+    chi2 = float(np.sum(((y - line.at(x)) / se) ** 2)) / (len(x) - 2)
+    assert line.covariance == pytest.approx(unscaled[0, 1] * max(1.0, chi2))
+
+    covered, trials, truth = 0, 2000, (700 - 10) / 250  # 2.76, beyond the data's x
+    for _ in range(trials):
+        fit = stats.weighted_line(x, 10 + 250 * x + rng.normal(0, se), se)
+        _, low, high = fit.solve(700.0)
+        covered += low <= truth <= high
+    assert 0.95 <= covered / trials <= 1.0, covered / trials
+
+
+def test_solve_leaves_a_side_open_where_the_slope_is_unresolved():
+    wide = stats.Line(0.0, 10.0, -30.0, 50.0, 1.0, 20.0, 5)  # slope 10 +- 20
+    at, low, high = wide.solve(100.0)
+    assert at == pytest.approx(10.0)
+    assert high == math.inf and 0 < low < at
+    at, low, high = wide.solve(-100.0)
+    assert at == pytest.approx(-10.0) and low == -math.inf and at < high < 0
+    flat = stats.Line(5.0, 0.0, -1.0, 1.0, 1.0, 0.5, 5)
+    at, low, high = flat.solve(10.0)
+    assert math.isnan(at) and (low, high) == (-math.inf, math.inf)
+
+
 def test_weighted_line_unweighted_scales_by_the_residuals():
     rng = np.random.default_rng(3)
     x = np.linspace(12, 15, 7)

@@ -5,7 +5,8 @@ the compute-optimal size, simulations at play against training compute).
     azjax frontier --config connect_four --dir runs/frontier_c4 \\
         --sizes 8x1,16x2,32x3,64x4,128x5 --budget 1e15 --per-decade 2 --decades 2 \\
         --anchors random,mcts:50,mcts:200,mcts:800 --games 40 --simulations 32,128 \\
-        [--mistakes 200] [--stage train|rate|report] [--only 32x3] [--config.KEY=VALUE]
+        [--mistakes 200] [--target 0.5@mcts:800] [--stage train|rate|report] [--only 32x3] \\
+        [--config.KEY=VALUE]
 
 Each size `CxB` (C channels, B residual blocks) is an ordinary run in `DIR/runs/CxB`,
 trained with in-training evaluation off until its `total_train_flops`
@@ -34,7 +35,9 @@ else equal), and its trained points and ratings stay while the new points are tr
 `--only SIZE` trains one size, so that machines sharing `DIR` split the sizes among them;
 `--stage rate` and `--stage report` then run once. The report (`DIR/report.md`,
 `DIR/frontier.png`) is `frontier_fit`'s: the ratings, the frontier, its slopes with
-intervals, the compute-optimal sizes and the published figures beside them.
+intervals, the compute-optimal sizes, the published figures beside them, and for each
+`--target SCORE@ANCHOR` the training FLOPs at which the frontier's line reaches the Elo that
+expects SCORE against ANCHOR (Fieller's 95% interval): a prediction a longer run tests.
 
 The study's parts: `frontier_plan` (the sizes, the schedule, training), `frontier_rate`
 (ratings and the report), `frontier_fit` (the fits).
@@ -44,10 +47,11 @@ from pathlib import Path
 
 from azjax import compile_cache
 from azjax.apps.frontier_plan import RATINGS, open_study, parse_sizes, plan, read_rows, train_sizes
-from azjax.apps.frontier_rate import rate, report
+from azjax.apps.frontier_rate import anchor_ratings, rate, report
 from azjax.config import apply_overrides, build, load_config, parse_opponent_spec
 from azjax.matches import mistakes as mistakes_lib
 from azjax.matches.ratings import anchors as anchors_lib
+from azjax.stats import elo_for_score
 from azjax.types import UserError
 
 __all__ = ["command", "run_frontier"]
@@ -68,6 +72,7 @@ def run_frontier(
     seed: int = 0,
     stage: str = "all",
     only: str | None = None,
+    targets: list[tuple[float, str]] = (),
     base_overrides: dict[str, str] | None = None,
 ) -> list[dict]:
     """Runs the study (see the module) and returns its rating rows.
@@ -82,6 +87,12 @@ def run_frontier(
         parse_opponent_spec(spec)
     if stage not in ("all", "train", "rate", "report"):
         raise UserError(f"unknown stage {stage!r}; use all, train, rate or report")
+    for score, spec in targets:
+        if spec not in anchors or not 0 < score < 1:
+            raise UserError(
+                f"target {score:g}@{spec}: a score between 0 and 1 against one of the anchors "
+                f"({', '.join(anchors)})"
+            )
     if only is not None and only not in sizes:
         raise UserError(f"--only {only!r} is not one of the sizes ({', '.join(sizes)})")
     base = apply_overrides(load_config(config_path), base_overrides or {})  # errors first
@@ -106,10 +117,16 @@ def run_frontier(
     directory = Path(directory)
     schedule = plan(settings)
     title = f"Compute frontier: {settings['config']}"
+
+    def write_report(rows):
+        fixed = anchor_ratings(directory, settings, quiet=True) if targets else {}
+        labelled = [(f"{s:g} against {a}", elo_for_score(fixed[a], s)) for s, a in targets]
+        report(directory, rows, title=title, targets=labelled)
+
     if stage == "all":  # point by point, so that a study cut short reports its lower budgets
         for point in range(settings["per_decade"] * settings["decades"] + 1):
             train_sizes(directory, settings, schedule, up_to=point)
-            report(directory, rate(directory, settings, schedule), title=title)
+            write_report(rate(directory, settings, schedule))
         return read_rows(directory / RATINGS)
     if stage == "train":
         train_sizes(directory, settings, schedule, only=only)
@@ -117,7 +134,7 @@ def run_frontier(
     rows = (
         rate(directory, settings, schedule) if stage == "rate" else read_rows(directory / RATINGS)
     )
-    report(directory, rows, title=title)
+    write_report(rows)
     return rows
 
 
@@ -138,6 +155,7 @@ def command(args, overrides: dict[str, str]) -> int:
         seed=args.seed,
         stage=args.stage,
         only=args.only,
+        targets=args.target or (),
         base_overrides=overrides,
     )
     if args.stage != "train":

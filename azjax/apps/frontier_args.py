@@ -35,6 +35,20 @@ def _simulations(text: str) -> list[int]:
     return counts
 
 
+def _target(text: str) -> tuple[float, str]:
+    """An argparse type: SCORE@ANCHOR, such as 0.8@mcts:800."""
+    score, at, anchor = text.partition("@")
+    try:
+        value = float(score)
+    except ValueError:
+        value = None
+    if not at or not anchor.strip() or value is None or not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected SCORE@ANCHOR, a score between 0 and 1 such as 0.8@mcts:800, not {text!r}"
+        )
+    return value, anchor.strip()
+
+
 def add_parser(commands, count, even_count) -> argparse.ArgumentParser:
     """Registers `frontier` in the command line's subparsers; `count(low, high)` and
     `even_count` type integers."""
@@ -80,6 +94,13 @@ def add_parser(commands, count, even_count) -> argparse.ArgumentParser:
         type=count(0, 100_000),
         default=0,
         help="Connect Four, Hex to 5x5: positions on which moves worse than perfect play count",
+    )
+    frontier.add_argument(
+        "--target",
+        type=_target,
+        action="append",
+        help="SCORE@ANCHOR: predict the training FLOPs at which the frontier scores SCORE "
+        "against ANCHOR, one of the anchors (repeatable)",
     )
     frontier.add_argument("--seed", type=count(0), default=0)
     frontier.add_argument(

@@ -112,6 +112,26 @@ def frontier_slope(rows: list[dict], *, simulations: int | None = None) -> Line:
     return _fit_rows(frontier(rows, simulations=simulations), "flops")
 
 
+def compute_to_reach(line: Line, elo: float) -> dict:
+    """The training FLOPs at which an Elo-against-log10(FLOPs) line (`frontier_slope`) reaches
+    `elo`, with Fieller's 95% interval (`Line.solve`): the prediction that a longer run tests.
+
+    Returns:
+        {"elo", "flops", "flops_low", "flops_high"}; an interval side the fit leaves open (a
+        slope not resolved at 95%) is inf or 0, and flops is nan for a flat frontier.
+    """
+    x, low, high = line.solve(elo)
+    flops = _power(x) if math.isfinite(x) else math.nan
+    return {"elo": elo, "flops": flops, "flops_low": _power(low), "flops_high": _power(high)}
+
+
+def _power(log10_value: float) -> float:
+    """10 ** x, capped at 1e300, with x = -inf or inf as 0 or inf."""
+    if not math.isfinite(log10_value):
+        return math.inf if log10_value > 0 else 0.0
+    return 10 ** min(log10_value, 300.0)
+
+
 def size_slope(
     rows: list[dict], *, point: int | None = None, simulations: int | None = None
 ) -> Line:
@@ -190,7 +210,9 @@ def exchange_rate(rows: list[dict]) -> dict | None:
 
 
 def _sci(value) -> str:
-    """A number in short scientific notation: 3.2e12."""
+    """A number in short scientific notation: 3.2e12 (0 and inf as they are)."""
+    if not math.isfinite(float(value)) or not value:
+        return f"{float(value):g}"
     mantissa, exponent = f"{float(value):.1e}".split("e")
     return f"{mantissa}e{int(exponent)}"
 
@@ -262,13 +284,27 @@ def _fits(rows: list[dict]) -> dict[str, str]:
     return fits
 
 
-def report_markdown(rows: list[dict], *, title: str, papers: bool = True) -> str:
-    """A Markdown section: every rating, the frontier, the fitted slopes and the literature.
+def _reach(rows: list[dict], elo: float) -> str:
+    try:
+        reach = compute_to_reach(frontier_slope(rows), elo)
+    except ValueError:
+        return _NOT_ENOUGH
+    if not math.isfinite(reach["flops"]):
+        return "never (a flat frontier)"
+    return f"{_sci(reach['flops'])} FLOPs [{_sci(reach['flops_low'])}, {_sci(reach['flops_high'])}]"
+
+
+def report_markdown(
+    rows: list[dict], *, title: str, papers: bool = True, targets: tuple = ()
+) -> str:
+    """A Markdown section: every rating, the frontier, the fitted slopes, the compute to reach
+    each target and the literature.
 
     Args:
         rows: the ratings.
         title: the section's heading.
         papers: add a table of the published figures beside this study's.
+        targets: (label, Elo) pairs such as ("0.8 against mcts:800", 612.0) (`elo_for_score`).
     """
     rated = sorted(
         _rated(rows), key=lambda r: (float(r["parameters"]), r["point"], r["simulations"])
@@ -291,6 +327,9 @@ def report_markdown(rows: list[dict], *, title: str, papers: bool = True) -> str
     fits = _fits(rows)
     lines += ["", "Fits (slope [95% interval]):", ""]
     lines += [f"- {label}: {fits[key]}" for key, label in _FITS]
+    if targets:
+        lines += ["", "Compute to reach (the frontier's line, Fieller's 95% interval):", ""]
+        lines += [f"- {label} (Elo {elo:.0f}): {_reach(rows, elo)}" for label, elo in targets]
     if papers:
         lines += ["", "| quantity | this study | published | differences |", "|---|---|---|---|"]
         lines += [

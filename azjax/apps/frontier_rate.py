@@ -22,24 +22,30 @@ from azjax.matches.ratings import anchors as anchors_lib
 from azjax.paths import write_atomically
 from azjax.training import evaluation
 
-__all__ = ["rate", "report"]
+__all__ = ["anchor_ratings", "rate", "report"]
+
+
+def anchor_ratings(directory: Path, settings: dict, *, quiet: bool = False) -> dict[str, float]:
+    """The anchors' Elo from their round robin in `DIR/eval_anchors` (played once, then read)."""
+    config = size_config(settings, settings["sizes"][0])
+    specs = settings["anchors"]
+    return evaluation.calibrate(
+        directory,
+        config.game,
+        dict(config.game_kwargs),
+        specs,
+        anchor=anchors_lib.default_anchor(specs),
+        games_per_pair=settings["games"],
+        seed=settings["seed"],
+        quiet=quiet,
+    )
 
 
 def rate(directory: Path, settings: dict, schedule: dict) -> list[dict]:
     """Rates every trained point of every size at each simulation count against the anchors
     (calibrated once); returns all rating rows (those of `DIR/ratings.jsonl` kept)."""
     config = size_config(settings, settings["sizes"][0])
-    specs = settings["anchors"]
-    anchor = anchors_lib.default_anchor(specs)
-    fixed = evaluation.calibrate(
-        directory,
-        config.game,
-        dict(config.game_kwargs),
-        specs,
-        anchor=anchor,
-        games_per_pair=settings["games"],
-        seed=settings["seed"],
-    )
+    fixed = anchor_ratings(directory, settings)
     path = directory / RATINGS
     rows = read_rows(path)
     # Rows of checkpoints the schedule no longer holds (a study planned by an older azjax).
@@ -149,9 +155,10 @@ def _format(row: dict) -> str:
     return text
 
 
-def report(directory: Path, rows: list[dict], *, title: str) -> str:
-    """Writes `DIR/report.md` (and `DIR/frontier.png` where matplotlib is installed)."""
-    text = frontier_fit.report_markdown(rows, title=title)
+def report(directory: Path, rows: list[dict], *, title: str, targets: tuple = ()) -> str:
+    """Writes `DIR/report.md` (and `DIR/frontier.png` where matplotlib is installed);
+    `targets` are (label, Elo) pairs whose compute the report predicts."""
+    text = frontier_fit.report_markdown(rows, title=title, targets=targets)
     measured = [r for r in rows if "mistakes" in r]
     if measured:  # Connect Four against perfect play
         lines = ["", "Moves worse than perfect play (share of the seeded positions, 95%):", ""]

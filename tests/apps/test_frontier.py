@@ -95,8 +95,9 @@ def test_the_study_trains_rates_reports_and_resumes(tmp_path, capsys):
     argv += ["--sizes", ",".join(SIZES), "--budget", str(BUDGET), "--per-decade", "1"]
     argv += ["--decades", "1", "--anchors", "random,mcts:8", "--games", "4"]
     argv += ["--simulations", "2,8"] + [f"--config.{k}={v}" for k, v in TINY.items()]
-    assert main(argv) == 0
-    assert "Compute frontier" in capsys.readouterr().out
+    assert main(argv + ["--target", "0.75@mcts:8"]) == 0
+    out = capsys.readouterr().out
+    assert "Compute frontier" in out and "- 0.75 against mcts:8 (Elo 191): " in out
 
     # The study grows in place: a tenfold budget over one more decade keeps what was trained
     # and rated (metrics and rows unchanged) and trains and rates only the new point.
@@ -120,6 +121,17 @@ def test_the_study_trains_rates_reports_and_resumes(tmp_path, capsys):
 
 def test_the_command_line_refuses_bad_input(tmp_path, capsys):
     folder = tmp_path
+    for target in ("1.5@random", "0.8", "x@random", "0.8@"):
+        assert_user_error(
+            capsys,
+            ["frontier", "--dir", str(folder), "--budget", "1e9", "--target", target],
+            "expected SCORE@ANCHOR",
+        )
+    assert_user_error(
+        capsys,
+        ["frontier", "--dir", str(folder / "t"), "--budget", "1e9", "--target", "0.8@mcts:9"],
+        "target 0.8@mcts:9: a score between 0 and 1 against one of the anchors",
+    )
     assert_user_error(
         capsys,
         ["frontier", "--dir", str(folder), "--budget", "1e9", "--sizes", "8y1"],

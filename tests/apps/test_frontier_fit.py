@@ -154,6 +154,20 @@ def test_exchange_rate_needs_two_simulation_counts_and_four_rows():
     assert ff.exchange_rate([]) is None
 
 
+def test_compute_to_reach_inverts_the_frontier():
+    """At 64 simulations the frontier is 1000 + 200 log10(4) + 240 log10(flops / 1e12): its
+    last point, 10^2.5 times 1e12, is at 1720."""
+    rows = law_rows(noise=5.0)
+    elo = 1000 + SIM_SLOPE * math.log10(4) + 240 * 2.5
+    reach = ff.compute_to_reach(ff.frontier_slope(rows), elo)
+    assert reach["elo"] == elo
+    assert math.log10(reach["flops"]) == pytest.approx(14.5, abs=0.1)
+    assert reach["flops_low"] < 10**14.5 < reach["flops_high"]
+    beyond = ff.compute_to_reach(ff.frontier_slope(rows), elo + 480)  # 2 tenfolds on: wider
+    width = math.log10(beyond["flops_high"] / beyond["flops_low"])
+    assert width > math.log10(reach["flops_high"] / reach["flops_low"])
+
+
 def test_report_markdown():
     rows = law_rows(sims=(16, 64, 256))
     text = ff.report_markdown(rows, title="Connect Four frontier")
@@ -170,11 +184,18 @@ def test_report_markdown():
     assert "C^0.63" in text and "~15x" in text and "~350" in text and "500 Elo" in text
     assert text.count("| differences |") == 1 and "boardlaw #15" in text
     assert "Neumann" not in ff.report_markdown(rows, title="t", papers=False)
+    assert "Compute to reach" not in text
+    text = ff.report_markdown(rows, title="t", targets=[("0.8 against mcts:800", 1700.0)])
+    reach = ff.compute_to_reach(ff.frontier_slope(rows), 1700.0)
+    assert f"- 0.8 against mcts:800 (Elo 1700): {ff._sci(reach['flops'])} FLOPs [" in text
 
 
 def test_report_markdown_with_two_rows_says_not_enough_points():
     text = ff.report_markdown(law_rows()[:2], title="tiny")
     assert text.count("not enough points") >= 4  # each fit, in the list (and the papers table)
+    assert "(Elo 900): not enough points" in ff.report_markdown(
+        law_rows()[:2], title="tiny", targets=[("0.5 against random", 900.0)]
+    )
     assert "| 16x4 | 100,000 | 0 | 1.0e12 | 64 |" in text
     assert "not enough points" in ff.report_markdown([], title="empty")
 
