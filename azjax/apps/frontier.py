@@ -118,9 +118,12 @@ def run_frontier(
     schedule = plan(settings)
     title = f"Compute frontier: {settings['config']}"
 
+    labelled = []  # the targets' Elo, read once from the anchors' ratings
+
     def write_report(rows):
-        fixed = anchor_ratings(directory, settings, quiet=True) if targets else {}
-        labelled = [(f"{s:g} against {a}", elo_for_score(fixed[a], s)) for s, a in targets]
+        if targets and not labelled:
+            fixed = anchor_ratings(directory, settings, quiet=True)
+            labelled.extend((f"{s:g} against {a}", elo_for_score(fixed[a], s)) for s, a in targets)
         report(directory, rows, title=title, targets=labelled)
 
     if stage == "all":  # point by point, so that a study cut short reports its lower budgets
