@@ -381,23 +381,31 @@ def pytest_configure(config):
 
 def slow_first(items: list, workers: int) -> list:
     """The collection reordered so that each of `workers` contiguous shares starts with its
-    part of the slow tests (dealt round-robin), the rest after them in collection order.
+    part of the slow tests, the rest after them in collection order.
 
     `--dist worksteal` hands each worker a contiguous share of the collection and later
     moves the *tail* of the longest queue to a worker that ran dry: with the minute-long
     tests at the heads, the run ends on short tests on both workers rather than one worker
-    starting the scaling page in the last minutes while the other idles. Every worker
-    collects the same items in the same order, so they agree on the result."""
+    starting the scaling page in the last minutes while the other idles. A module's slow
+    tests stay together, so that its module fixtures (a memory plan's compiles, the quick
+    bench, a population) are made by one worker and not by each worker dealt one of its
+    tests: the modules go largest first to the share with the fewest slow tests so far.
+    Every worker collects the same items in the same order, so they agree on the result."""
     slow = [item for item in items if item.get_closest_marker("slow")]
     if workers < 2 or not slow or len(slow) == len(items):
         return items
     rest = [item for item in items if not item.get_closest_marker("slow")]
+    modules: dict = {}
+    for item in slow:
+        modules.setdefault(item.path, []).append(item)
+    heads: list[list] = [[] for _ in range(workers)]
+    for module in sorted(modules.values(), key=len, reverse=True):  # stable: ties as collected
+        min(heads, key=len).extend(module)
     shares, start = [], 0
     for k in range(workers):  # the scheduler's split: an equal part of what is left
         size = (len(items) - sum(map(len, shares))) // (workers - k)
-        heads = slow[k::workers]
-        take = max(0, size - len(heads))  # more slow tests than a share holds: none of the rest
-        shares.append(heads + rest[start : start + take])
+        take = max(0, size - len(heads[k]))  # more slow tests than a share holds: none of the rest
+        shares.append(heads[k] + rest[start : start + take])
         start += take
     shares[-1] += rest[start:]
     return [item for share in shares for item in share]

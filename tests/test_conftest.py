@@ -39,8 +39,8 @@ def test_require_program_fails_without_the_program_where_ci_requires_it(monkeypa
 
 
 class _Item:
-    def __init__(self, name, slow):
-        self.name, self.slow = name, slow
+    def __init__(self, name, slow, path="test_a.py"):
+        self.name, self.slow, self.path = name, slow, path
 
     def get_closest_marker(self, name):
         return name == "slow" and self.slow or None
@@ -59,16 +59,23 @@ def _shares(items, workers):
 
 @pytest.mark.parametrize("workers", [2, 3])
 def test_slow_first_puts_the_slow_tests_at_the_head_of_each_workers_share(workers):
-    items = [_Item(f"t{i}", slow=i % 7 == 3) for i in range(50)]
+    # Modules of 1 to 5 slow tests among quick ones (i // 10: the module of item i).
+    items = [_Item(f"t{i}", slow=i % 10 < i // 10 % 5 + 1, path=f"m{i // 10}") for i in range(90)]
     ordered = slow_first(items, workers)
     assert sorted(item.name for item in ordered) == sorted(item.name for item in items)
     slow = [item for item in items if item.slow]
-    for k, share in enumerate(_shares(ordered, workers)):
+    counts = []
+    for share in _shares(ordered, workers):
         heads = [item for item in share if item.slow]
-        assert heads == slow[k::workers]  # dealt round-robin, in collection order
         assert share[: len(heads)] == heads
+        for module in {item.path for item in heads}:  # every slow test of its module, in order
+            assert [item for item in heads if item.path == module] == [
+                item for item in slow if item.path == module
+            ]
         rest = [item.name for item in share[len(heads) :]]
         assert rest == sorted(rest, key=lambda name: int(name[1:]))  # the rest as collected
+        counts.append(len(heads))
+    assert max(counts) - min(counts) <= 5  # balanced to within the largest module
 
 
 def test_slow_first_keeps_the_order_without_workers_or_without_a_mix():
@@ -79,7 +86,7 @@ def test_slow_first_keeps_the_order_without_workers_or_without_a_mix():
 
 
 def test_slow_first_keeps_every_item_when_most_are_slow():
-    items = [_Item(f"t{i}", slow=i < 10) for i in range(12)]
+    items = [_Item(f"t{i}", slow=i < 10, path=f"m{i}") for i in range(12)]
     ordered = slow_first(items, 2)
     assert sorted(item.name for item in ordered) == sorted(item.name for item in items)
     # Each share of 6 starts with its 5 slow tests; the rest fill what is left of it.

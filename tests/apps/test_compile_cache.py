@@ -40,8 +40,27 @@ def test_programs_are_kept_and_read_back(tmp_path):
     assert _entries(tmp_path) == kept
 
 
-def test_the_flag_and_the_environment_turn_it_off(tmp_path):
+def test_the_flag_turns_it_off(tmp_path):
     _train(tmp_path, "flag", "--no-compile-cache")
+    assert _entries(tmp_path) == set()
+
+
+@pytest.mark.parametrize("value", compile_cache.OFF_VALUES + ("OFF",))
+def test_the_environment_turns_it_off(monkeypatch, value):
+    """`AZJAX_COMPILATION_CACHE=0` (or off, false, no) takes the path of the flag above:
+    `enable` turns jax's cache off and keeps no folder."""
+    monkeypatch.setenv("AZJAX_COMPILATION_CACHE", value)
+    was = jax.config.jax_enable_compilation_cache
+    try:
+        assert compile_cache.enable(True) is None
+        assert not jax.config.jax_enable_compilation_cache
+        assert compile_cache.folder() is None
+    finally:
+        jax.config.update("jax_enable_compilation_cache", was)
+
+
+@pytest.mark.deep  # CI: test_the_flag_turns_it_off and test_the_environment_turns_it_off
+def test_the_environment_turns_it_off_for_a_run(tmp_path):
     _train(tmp_path, "environment", AZJAX_COMPILATION_CACHE="0")
     assert _entries(tmp_path) == set()
 
