@@ -99,6 +99,44 @@ def test_the_study_trains_rates_reports_and_resumes(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Compute frontier" in out and "- 0.75 against mcts:8 (Elo 191): " in out
 
+
+def _settings(**changed) -> dict:
+    """The settings `run_frontier` keeps for STUDY (frontier.json), with `changed`."""
+    study = {**STUDY, **changed}
+    return {
+        "config": "tic_tac_toe",
+        "overrides": study["base_overrides"],
+        **{k: study[k] for k in ("sizes", "budget", "per_decade", "decades", "anchors")},
+        **{k: study[k] for k in ("games", "simulations")},
+        "mistakes": 0,
+        "seed": 0,
+    }
+
+
+def test_a_grown_study_keeps_its_points_and_plans_the_new_ones(tmp_path, capsys):
+    """CI's sibling of the growth run below: a tenfold budget over one more decade is
+    accepted as the same study, its schedule keeps every point (and iteration) of the first
+    and adds the new one; a budget that moves the lowest point is refused."""
+    first = frontier_plan.plan(frontier_plan.open_study(tmp_path, _settings()))
+    grown = frontier_plan.open_study(tmp_path, _settings(budget=10 * BUDGET, decades=2))
+    assert "growing the study from 3e+07 to 3e+08 FLOPs" in capsys.readouterr().out
+    schedule = frontier_plan.plan(grown)
+    for size in SIZES:
+        points = schedule[size]["points"]
+        assert {p: i for p, i in points.items() if p in first[size]["points"]} == first[size][
+            "points"
+        ]
+        assert 2 in points and points[2] > max(first[size]["points"].values())
+    with pytest.raises(UserError, match="other settings \\(budget\\)"):
+        frontier_plan.open_study(tmp_path, _settings(budget=100 * BUDGET, decades=2))
+
+
+@pytest.mark.deep  # CI: test_a_grown_study_keeps_its_points_and_plans_the_new_ones
+def test_the_study_grows_in_place(tmp_path):
+    folder = tmp_path
+    rows = frontier.run_frontier("tic_tac_toe", folder, **STUDY)
+    schedule = frontier_plan.plan(json.loads((folder / frontier_plan.SETTINGS).read_text()))
+    before = {size: (folder / "runs" / size / "metrics.jsonl").read_text() for size in SIZES}
     # The study grows in place: a tenfold budget over one more decade keeps what was trained
     # and rated (metrics and rows unchanged) and trains and rates only the new point.
     grown = frontier.run_frontier(
