@@ -153,10 +153,10 @@ def test_wandb_offline_holds_the_records_and_a_resume_logs_on(tmp_path, monkeypa
     # W&B's service process writes the log on its own: on a loaded machine the last
     # session's records reached the file a moment after `finish` returned.
     deadline = time.monotonic() + 30
-    while (logged := _wandb_history(workdir, run_id)).keys() != expected.keys():
-        if time.monotonic() > deadline:
-            break
+    logged = _wandb_history(workdir, run_id)
+    while logged.keys() != expected.keys() and time.monotonic() < deadline:
         time.sleep(0.5)
+        logged = _wandb_history(workdir, run_id)
     assert {k for k in logged} == set(expected)
     assert all(abs(logged[k] - expected[k]) <= FLOAT * max(1, abs(expected[k])) for k in logged)
 
